@@ -1,0 +1,246 @@
+"""Matching source text: the one public surface over tokens, Python scopes and text.
+
+`SourceFile` wraps the bytes of one file and computes, lazily and once, what the
+matchers need: its text, tokens, token index, syntax tree and line table.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..model import is_python_path
+from . import _fragments, _python
+from ._fragments import BudgetExceeded
+from ._tokens import ELLIPSIS_META, Token, tokenize
+
+__all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fold_whitespace"]
+
+_WS = re.compile(r"\s+")
+
+
+def fold_whitespace(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A region of a file: character offsets, and the symbol it is (None: whole file)."""
+
+    start: int
+    end: int
+    symbol: str | None = None
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where something was found: character offsets into the file's text."""
+
+    start: int
+    end: int
+
+
+class Fragment:
+    """A `contains`/`absent`/`after` fragment, tokenized once."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.tokens = tokenize(code, fragment=True)
+        self.folded = fold_whitespace(code)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the fragment has no token that must be present."""
+        return all(t.kind == ELLIPSIS_META for t in self.tokens)
+
+
+class SourceFile:
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @cached_property
+    def is_python(self) -> bool:
+        return is_python_path(self.path)
+
+    @cached_property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        starts.extend(m.end() for m in re.finditer("\n", self.text))
+        return starts
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of a character offset."""
+        return bisect.bisect_right(self._line_starts, offset)
+
+    def lines_of(self, span: Span) -> tuple[int, int]:
+        last = max(span.start, span.end - 1)
+        return self.line_of(span.start), self.line_of(last)
+
+    def line_text(self, line: int) -> str:
+        starts = self._line_starts
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
+        return self.text[starts[line - 1]:end]
+
+    # --- Python structure -------------------------------------------------
+
+    @cached_property
+    def _encoded(self) -> bytes:
+        # The text re-encoded: tree-sitter's byte offsets then map onto the text exactly,
+        # even where the original bytes were not valid UTF-8.
+        return self.text.encode("utf-8")
+
+    @cached_property
+    def _char_of_byte(self) -> list[int] | None:
+        if len(self._encoded) == len(self.text):
+            return None  # ASCII: offsets coincide
+        table = []
+        for i, ch in enumerate(self.text):
+            table.extend([i] * len(ch.encode("utf-8")))
+        table.append(len(self.text))
+        return table
+
+    def char(self, byte: int) -> int:
+        table = self._char_of_byte
+        return byte if table is None else table[min(byte, len(table) - 1)]
+
+    def byte(self, char: int) -> int:
+        if self._char_of_byte is None:
+            return char
+        return len(self.text[:char].encode("utf-8"))
+
+    @cached_property
+    def tree(self):
+        return _python.parse(self._encoded)
+
+    @property
+    def root(self):
+        return self.tree.root_node
+
+    def whole(self) -> Scope:
+        return Scope(0, len(self.text), None)
+
+    def scopes(self, symbol: str) -> list[Scope]:
+        """Every definition of `symbol` in this file (empty when there is none)."""
+        return [Scope(self.char(a), self.char(b), symbol) for a, b in _python.resolve(self.root, symbol)]
+
+    def has_error(self, scope: Scope | None = None) -> bool:
+        """Whether the syntax tree has errors in the scope (the whole file by default)."""
+        if scope is None or scope.symbol is None:
+            return self.root.has_error
+        node = self.root.descendant_for_byte_range(self.byte(scope.start), self.byte(scope.end))
+        return node is None or node.has_error
+
+    def definitions(self) -> list[tuple[str, Scope]]:
+        return self._definitions
+
+    @cached_property
+    def _definitions(self) -> list[tuple[str, Scope]]:
+        return [(name, Scope(self.char(a), self.char(b), name)) for name, (a, b) in _python.definitions(self.root)]
+
+    def symbol_at(self, offset: int) -> str | None:
+        """The qualified name of the innermost definition holding a character offset."""
+        best = None
+        for name, scope in self.definitions():
+            if scope.start <= offset < scope.end and (best is None or scope.start >= best[1].start):
+                best = (name, scope)
+        return best[0] if best else None
+
+    # --- tokens ---------------------------------------------------------------
+
+    @cached_property
+    def tokens(self) -> list[Token]:
+        return tokenize(self.text)
+
+    @cached_property
+    def _token_starts(self) -> list[int]:
+        return [t.start for t in self.tokens]
+
+    @cached_property
+    def _token_index(self) -> dict[str, list[int]]:
+        index: dict[str, list[int]] = {}
+        for i, token in enumerate(self.tokens):
+            index.setdefault(token.text, []).append(i)
+        return index
+
+    def _token_range(self, scope: Scope) -> tuple[int, int]:
+        starts = self._token_starts
+        return bisect.bisect_left(starts, scope.start), bisect.bisect_left(starts, scope.end)
+
+    def find(self, fragment: Fragment, scope: Scope) -> list[Span]:
+        """Every occurrence of the fragment in the scope, in order of start."""
+        if not self.is_python:
+            return self._find_text(fragment, scope)
+        lo, hi = self._token_range(scope)
+        tokens = self.tokens
+        spans = []
+        for start, end in _fragments.find(fragment.tokens, tokens, lo, hi, self._token_index):
+            if end > start:  # an empty match only comes from a fragment of bare `$$$`
+                spans.append(Span(tokens[start].start, tokens[end - 1].end))
+        return spans
+
+    # --- text (files that are not Python) --------------------------------------
+
+    @cached_property
+    def _folded(self) -> tuple[str, list[int]]:
+        """The text with runs of whitespace folded to one space, and each folded char's offset."""
+        out, offsets = [], []
+        last = 0
+        for m in _WS.finditer(self.text):
+            out.append(self.text[last:m.start()])
+            offsets.extend(range(last, m.start()))
+            out.append(" ")
+            offsets.append(m.start())
+            last = m.end()
+        out.append(self.text[last:])
+        offsets.extend(range(last, len(self.text)))
+        offsets.append(len(self.text))
+        return "".join(out), offsets
+
+    def _find_text(self, fragment: Fragment, scope: Scope) -> list[Span]:
+        folded, offsets = self._folded
+        needle = fragment.folded
+        if not needle:
+            return []
+        lo = bisect.bisect_left(offsets, scope.start)
+        hi = bisect.bisect_left(offsets, scope.end)
+        spans = []
+        at = folded.find(needle, lo, hi)
+        while at != -1:
+            end_index = at + len(needle)
+            spans.append(Span(offsets[at], offsets[end_index - 1] + 1))
+            at = folded.find(needle, at + 1, hi)
+        return spans
+
+    # --- hints ----------------------------------------------------------------
+
+    def closest_line(self, code: str, scope: Scope) -> tuple[int, str] | None:
+        """The line in the scope most similar to `code`: (line number, its text)."""
+        target = fold_whitespace(code)
+        if not target:
+            return None
+        first, last = self.line_of(scope.start), self.line_of(max(scope.start, scope.end - 1))
+        best = None
+        for number in range(first, last + 1):
+            line = fold_whitespace(self.line_text(number))
+            if not line:
+                continue
+            matcher = difflib.SequenceMatcher(None, target, line, autojunk=False)
+            if matcher.real_quick_ratio() <= (best[0] if best else 0):
+                continue
+            ratio = matcher.ratio()
+            if best is None or ratio > best[0]:
+                best = (ratio, number, line)
+        return (best[1], best[2]) if best and best[0] >= 0.5 else None

@@ -1,0 +1,208 @@
+"""Python structure from tree-sitter: scopes by dotted symbol, statements, string literals."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import warnings
+from collections.abc import Iterator
+
+import tree_sitter
+import tree_sitter_python
+
+LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
+
+_DEFINITIONS = ("class_definition", "function_definition")
+# Compound statements whose blocks hold definitions that still belong to the
+# enclosing scope (`if TYPE_CHECKING:`, `try: ... except ImportError:` and the like).
+_TRANSPARENT = frozenset(
+    """block if_statement elif_clause else_clause try_statement except_clause
+    except_group_clause finally_clause with_statement for_statement while_statement
+    match_statement case_clause""".split()
+)
+_STATEMENT_PARENTS = ("block", "module")
+
+
+@functools.lru_cache(maxsize=1)
+def parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(LANGUAGE)
+
+
+def parse(data: bytes) -> tree_sitter.Tree:
+    return parser().parse(data)
+
+
+def _definition(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The class or function node behind a possibly decorated definition."""
+    return node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+
+
+def _assigned_names(statement: tree_sitter.Node) -> list[str]:
+    """Names bound by a plain or annotated assignment statement (chained ones too)."""
+    if statement.type != "expression_statement" or statement.named_child_count != 1:
+        return []
+    names: list[str] = []
+    node = statement.named_children[0]
+    while node is not None and node.type == "assignment":
+        left = node.child_by_field_name("left")
+        if left is not None:
+            if left.type == "identifier":
+                names.append(left.text.decode("utf-8", "replace"))
+            elif left.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+                names.extend(
+                    c.text.decode("utf-8", "replace") for c in left.named_children if c.type == "identifier"
+                )
+        node = node.child_by_field_name("right")
+    return names
+
+
+def _next_statement(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    sibling = node.next_named_sibling
+    while sibling is not None and sibling.type == "comment":
+        sibling = sibling.next_named_sibling
+    return sibling
+
+
+def _is_docstring(node: tree_sitter.Node | None) -> bool:
+    return (
+        node is not None
+        and node.type == "expression_statement"
+        and node.named_child_count == 1
+        and node.named_children[0].type in ("string", "concatenated_string")
+    )
+
+
+def members(container: tree_sitter.Node, assignments: bool | None = None
+            ) -> Iterator[tuple[str, tuple[int, int], tree_sitter.Node]]:
+    """(name, byte range, node) of each definition directly in `container`.
+
+    `container` is a module, class or function node. Definitions inside
+    compound statements (if/try/with/...) count as the container's own.
+    Assignments count in modules and classes, not in functions (locals are not
+    symbols); an assignment's range runs through the docstring that follows it.
+    """
+    if assignments is None:
+        assignments = container.type != "function_definition"
+    if container.type in _DEFINITIONS:
+        body = container.child_by_field_name("body")
+        if body is None:
+            return
+        container = body
+    for child in container.named_children:
+        if child.type == "decorated_definition" or child.type in _DEFINITIONS:
+            definition = _definition(child)
+            name = definition.child_by_field_name("name") if definition is not None else None
+            if name is not None:
+                yield name.text.decode("utf-8", "replace"), (child.start_byte, child.end_byte), definition
+        elif child.type == "expression_statement" and assignments:
+            names = _assigned_names(child)
+            if names:
+                end = child.end_byte
+                following = _next_statement(child)
+                if _is_docstring(following):
+                    end = following.end_byte
+                for name in names:
+                    yield name, (child.start_byte, end), child
+        elif child.type in _TRANSPARENT:
+            yield from members(child, assignments)
+
+
+def resolve(root: tree_sitter.Node, symbol: str) -> list[tuple[int, int]]:
+    """Byte ranges of every definition of the dotted `symbol` (empty when none)."""
+    containers = [root]
+    ranges: list[tuple[int, int]] = []
+    parts = symbol.split(".")
+    for depth, part in enumerate(parts):
+        found = [(rng, node) for c in containers for name, rng, node in members(c) if name == part]
+        if depth == len(parts) - 1:
+            ranges = [rng for rng, _ in found]
+        containers = [node for _, node in found if node.type in _DEFINITIONS]
+    return ranges
+
+
+def definitions(root: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int]]]:
+    """(qualified name, byte range) of every definition in the file, outermost first."""
+    stack = [("", root)]
+    while stack:
+        prefix, container = stack.pop(0)
+        for name, rng, node in members(container):
+            qualified = f"{prefix}{name}"
+            yield qualified, rng
+            if node.type in _DEFINITIONS:
+                stack.append((qualified + ".", node))
+
+
+def statement_at(root: tree_sitter.Node, byte: int) -> tree_sitter.Node | None:
+    """The innermost statement (a direct child of a block or module) holding `byte`."""
+    node = root.descendant_for_byte_range(byte, byte + 1)
+    while node is not None and node.parent is not None and node.parent.type not in _STATEMENT_PARENTS:
+        node = node.parent
+    if node is None or node.parent is None:
+        return None
+    return node
+
+
+def consecutive(first: tree_sitter.Node, second: tree_sitter.Node) -> bool:
+    """Whether `second` is the statement right after `first` in one block, comments aside."""
+    following = _next_statement(first)
+    return following is not None and following.id == second.id
+
+
+@functools.lru_cache(maxsize=1)
+def _string_query() -> tree_sitter.Query:
+    return tree_sitter.Query(LANGUAGE, "[(string) (concatenated_string)] @s")
+
+
+def string_literals(root: tree_sitter.Node, start: int, end: int) -> Iterator[tuple[tree_sitter.Node, str]]:
+    """(node, value) of each string literal within the byte range, implicit concatenations joined."""
+    cursor = tree_sitter.QueryCursor(_string_query())
+    cursor.set_byte_range(start, end)
+    for node in cursor.captures(root).get("s", ()):
+        if node.start_byte < start or node.end_byte > end:
+            continue
+        if node.type == "string" and node.parent is not None and node.parent.type == "concatenated_string":
+            continue
+        if node.type == "concatenated_string":
+            value = "".join(string_value(piece) for piece in node.named_children if piece.type == "string")
+        else:
+            value = string_value(node)
+        yield node, value
+
+
+_PREFIX = re.compile(rb"^[A-Za-z]*")
+_QUOTE = re.compile(rb"\"\"\"|'''|\"|'")
+
+
+def string_value(node: tree_sitter.Node) -> str:
+    """The value of one string literal: escapes resolved; an f-string keeps `{...}` as written."""
+    text = node.text
+    prefix = _PREFIX.match(text).group().lower()
+    if b"f" not in prefix and b"t" not in prefix:
+        return _literal(text)
+    quote = _QUOTE.search(text).group()
+    literal_prefix = bytes(c for c in prefix if c not in b"ft")
+    parts = []
+    for child in node.named_children:
+        if child.type == "string_content":
+            body = child.text.replace(b"{{", b"{").replace(b"}}", b"}")
+            parts.append(_literal(literal_prefix + quote + body + quote))
+        elif child.type == "interpolation":
+            parts.append(child.text.decode("utf-8", "replace"))
+    return "".join(parts)
+
+
+def _literal(source: bytes) -> str:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = ast.literal_eval(source.decode("utf-8", "replace"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return source.decode("utf-8", "replace")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else source.decode("utf-8", "replace")
+
+
+def has_error(node: tree_sitter.Node) -> bool:
+    return node.has_error

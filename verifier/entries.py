@@ -1,0 +1,301 @@
+"""Loading entries: front matter and body into typed values, with the line of every field.
+
+`load_entry` never raises on bad input: what it cannot read becomes a
+diagnostic with a rule code and a line, and what it can read becomes an
+`Entry` (checks that are malformed are left out of it, so they are never
+evaluated).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from . import _yaml
+from .model import MATCHERS, Check, Diagnostic, Entry, HistoryEvent
+
+MAX_ENTRY_BYTES = 1024 * 1024
+
+ENTRY_FIELDS = ("id", "title", "scheme", "concepts", "engines", "references", "history", "withdrawn", "checks")
+ENTRY_REQUIRED = ("id", "title", "scheme", "concepts", "engines", "checks")
+CHECK_FIELDS = ("id", "claim", "engine", "path", "in", "after", "adjacent") + MATCHERS
+CHECK_REQUIRED = ("id", "claim", "path")
+HISTORY_FIELDS = ("date", "note")
+SECTIONS = ("Symptom", "Root cause", "Workaround", "Notes")
+REQUIRED_SECTIONS = ("Symptom", "Root cause", "Workaround")
+
+_FENCE = "---"
+
+
+@dataclass
+class LoadedEntry:
+    """An entry as read from one file: the typed entry (when the front matter was readable)."""
+
+    file: str
+    entry: Entry | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    front: _yaml.Node | None = None  # the front matter with positions, for rules that need raw keys
+    check_nodes: dict[str, _yaml.Node] = field(default_factory=dict)  # check id -> its mapping
+    #: Every check that could be read at all, for lint; `entry.checks` holds only the well-formed ones.
+    linted_checks: list[Check] = field(default_factory=list)
+
+
+def load_entry(path: str | os.PathLike, display: str | None = None) -> LoadedEntry:
+    """Read and parse one entry file; `display` is the path used in diagnostics."""
+    path = Path(path)
+    shown = display or str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return LoadedEntry(shown, None, [Diagnostic(shown, 1, "G107", f"cannot read the file: {exc.strerror or exc}")])
+    return parse_entry(data, shown, path.stem)
+
+
+def parse_entry(data: bytes, file: str, stem: str) -> LoadedEntry:
+    result = LoadedEntry(file, None)
+    problems = result.diagnostics
+
+    def problem(line: int, code: str, message: str, column: int = 1) -> None:
+        problems.append(Diagnostic(file, line, code, message, column))
+
+    if len(data) > MAX_ENTRY_BYTES:
+        problem(1, "G107", f"the file is {len(data)} bytes; entries are at most {MAX_ENTRY_BYTES}")
+        return result
+    if b"\x00" in data:
+        problem(1, "G107", "the file is binary (it contains NUL bytes)")
+        return result
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problem(line, "G107", f"the file is not UTF-8 (byte {exc.start})")
+        return result
+    text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != _FENCE:
+        problem(1, "G101", "the file must start with front matter: a line '---', YAML, and a closing '---'")
+        return result
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == _FENCE), None)
+    if close is None:
+        problem(1, "G102", "the front matter is not closed: add a line '---' after the YAML")
+        return result
+    front_text = "\n".join(lines[1:close])
+    try:
+        front = _yaml.load(front_text, first_line=2)
+    except _yaml.YAMLProblem as exc:
+        problem(exc.line, exc.code, exc.message, exc.column)
+        return result
+    if front is None or not front.is_mapping:
+        problem(front.line if front else 2, "G105", "the front matter must be a YAML mapping of fields")
+        return result
+    result.front = front
+    entry = Entry(id=stem, file=file)
+    entry.lines["front"] = 1
+    _fill_entry(entry, front, problem, result)
+    body_first_line = close + 2
+    _read_body(entry, "\n".join(lines[close + 1:]), body_first_line, problem)
+    result.entry = entry
+    return result
+
+
+# --- front matter ---------------------------------------------------------------
+
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -> None:
+    fields = front.value
+    for key, node in fields.items():
+        entry.lines[key] = front.key_lines[key]
+        if key not in ENTRY_FIELDS:
+            problem(front.key_lines[key], "G201", f"unknown field {key!r}; fields are: {', '.join(ENTRY_FIELDS)}")
+    for key in ENTRY_REQUIRED:
+        if key not in fields:
+            problem(front.line, "G202", f"missing required field {key!r}")
+
+    if "id" in fields:
+        value = _text(fields["id"], "id", problem)
+        if value is not None:
+            entry.id = value
+    if "title" in fields:
+        entry.title = _text(fields["title"], "title", problem) or ""
+    if "scheme" in fields:
+        entry.scheme = _text(fields["scheme"], "scheme", problem) or ""
+    for key in ("concepts", "engines", "references"):
+        if key in fields:
+            values = _text_list(fields[key], key, problem)
+            setattr(entry, key, tuple(v for v, _ in values))
+            for value, line in values:
+                entry.lines[f"{key}:{value}"] = line
+    if "history" in fields:
+        entry.history = tuple(_history(fields["history"], problem))
+    if "withdrawn" in fields:
+        entry.withdrawn = _date(fields["withdrawn"], "withdrawn", problem)
+    if "checks" in fields:
+        node = fields["checks"]
+        if not node.is_sequence:
+            problem(node.line, "G203", "'checks' must be a list of checks")
+        else:
+            checks = []
+            for item in node.value:
+                check, well_formed = _check(item, entry, problem)
+                if check is None:
+                    continue
+                result.linted_checks.append(check)
+                result.check_nodes.setdefault(check.id, item)
+                if well_formed:
+                    checks.append(check)
+            entry.checks = tuple(checks)
+
+
+def _text(node: _yaml.Node, key: str, problem) -> str | None:
+    """A scalar as text, exactly as written (so `0.10` stays `0.10`)."""
+    if node.is_mapping or node.is_sequence:
+        problem(node.line, "G203", f"{key!r} must be text, not a {'mapping' if node.is_mapping else 'list'}")
+        return None
+    if node.value is None:
+        problem(node.line, "G203", f"{key!r} is empty")
+        return None
+    return node.raw if isinstance(node.raw, str) else str(node.value)
+
+
+def _text_list(node: _yaml.Node, key: str, problem) -> list[tuple[str, int]]:
+    if not node.is_sequence:
+        problem(node.line, "G203", f"{key!r} must be a list")
+        return []
+    values = []
+    for item in node.value:
+        value = _text(item, f"an item of {key}", problem)
+        if value is not None:
+            values.append((value, item.line))
+    return values
+
+
+def _date(node: _yaml.Node, key: str, problem) -> dt.date | None:
+    value = node.value
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    problem(node.line, "G203", f"{key!r} must be a date written YYYY-MM-DD")
+    return None
+
+
+def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
+    if not node.is_sequence:
+        problem(node.line, "G203", "'history' must be a list of {date, note}")
+        return []
+    events = []
+    for item in node.value:
+        if not item.is_mapping:
+            problem(item.line, "G203", "a history item must be a mapping {date, note}")
+            continue
+        for key in item.value:
+            if key not in HISTORY_FIELDS:
+                problem(item.key_lines[key], "G201", f"unknown history field {key!r}; fields are: date, note")
+        missing = [k for k in HISTORY_FIELDS if k not in item.value]
+        for key in missing:
+            problem(item.line, "G202", f"history item is missing {key!r}")
+        if missing:
+            continue
+        date = _date(item.value["date"], "date", problem)
+        note = _text(item.value["note"], "note", problem)
+        if date is not None and note is not None:
+            events.append(HistoryEvent(date, note))
+    return events
+
+
+def _check(node: _yaml.Node, entry: Entry, problem) -> tuple[Check | None, bool]:
+    """The check written at `node`, and whether it is well-formed enough to evaluate."""
+    if not node.is_mapping:
+        problem(node.line, "G203", "a check must be a mapping of keys (id, claim, path, a matcher, ...)")
+        return None, False
+    fields = node.value
+    ok = True
+    for key in fields:
+        if key not in CHECK_FIELDS:
+            problem(node.key_lines[key], "G201", f"unknown check key {key!r}; keys are: {', '.join(CHECK_FIELDS)}")
+            ok = False
+    for key in CHECK_REQUIRED:
+        if key not in fields:
+            problem(node.line, "G202", f"check is missing {key!r}")
+            ok = False
+    matchers = [m for m in MATCHERS if m in fields]
+    if len(matchers) != 1:
+        shown = fields["id"].value if "id" in fields else "check"
+        if matchers:
+            problem(node.key_lines[matchers[1]], "G302",
+                    f"{shown}: one matcher per check, found {', '.join(matchers)}")
+        else:
+            problem(node.line, "G302", f"{shown}: a check needs one matcher: {', '.join(MATCHERS)}")
+        ok = False
+    values: dict[str, str | None] = {}
+    for key in ("id", "claim", "engine", "path", "in", "after", *matchers):
+        if key in fields:
+            values[key] = _text(fields[key], key, problem)
+            if values[key] is None:
+                ok = False
+    adjacent = False
+    if "adjacent" in fields:
+        adjacent = fields["adjacent"].value
+        if not isinstance(adjacent, bool):
+            problem(fields["adjacent"].line, "G203", "'adjacent' must be true or false")
+            ok = False
+    engine = values.get("engine") or (entry.engines[0] if len(entry.engines) == 1 else "")
+    matcher = matchers[0] if matchers else ""
+    check = Check(
+        id=values.get("id") or "", claim=values.get("claim") or "", engine=engine,
+        path=values.get("path") or "", matcher=matcher, pattern=values.get(matcher) or "",
+        scope=values.get("in"), after=values.get("after"), adjacent=adjacent is True, line=node.line,
+    )
+    return check, ok
+
+
+# --- body -----------------------------------------------------------------------
+
+_MD = MarkdownIt("commonmark")
+
+
+def _read_body(entry: Entry, body: str, first_line: int, problem) -> None:
+    tokens = _MD.parse(body)
+    headings = []  # (title, body line index of the heading, token index)
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2" and token.map:
+            headings.append((tokens[i + 1].content.strip(), token.map[0]))
+    body_lines = body.split("\n")
+    if headings:
+        before = "\n".join(body_lines[: headings[0][1]]).strip()
+        if before:
+            problem(first_line, "G405", "text before the first section; start the body with '## Symptom'")
+    seen: list[str] = []
+    for index, (title, start) in enumerate(headings):
+        line = first_line + start
+        end = headings[index + 1][1] if index + 1 < len(headings) else len(body_lines)
+        content = "\n".join(body_lines[start + 1:end]).strip()
+        if title not in SECTIONS:
+            problem(line, "G403", f"unknown section {title!r}; sections are: {', '.join(SECTIONS)}")
+            continue
+        if title in seen:
+            problem(line, "G402", f"section {title!r} appears twice")
+            continue
+        if seen and SECTIONS.index(title) < SECTIONS.index(seen[-1]):
+            problem(line, "G402", f"section {title!r} must come before {seen[-1]!r}")
+        if not content:
+            problem(line, "G404", f"section {title!r} is empty")
+        seen.append(title)
+        entry.sections[title] = content
+        entry.lines[f"section:{title}"] = line
+    for title in REQUIRED_SECTIONS:
+        if title not in seen:
+            problem(first_line if not headings else first_line + headings[-1][1], "G401",
+                    f"missing section '## {title}'")

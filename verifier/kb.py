@@ -1,0 +1,125 @@
+"""The knowledge base on disk: where it is, and its own data (engines, schemes, concepts)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import _yaml
+
+ENTRIES_DIR = "gotchas"
+ENGINES_FILE = "engines.yaml"
+SCHEMES_FILE = "schemes.yaml"
+CONCEPTS_FILE = "concepts.yaml"
+
+_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root"}
+_ENGINE_REQUIRED = {"name", "package", "repository", "tag_pattern"}
+
+
+class KBError(Exception):
+    """The KB's own data is missing or malformed; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    key: str
+    name: str  # display name
+    package: str  # name on the Python package index
+    repository: str  # git URL
+    tag_pattern: str  # git tag of a release, `{version}` standing for the version
+    archive_root: str = ""  # repository folder that release archives hold at their root (SGLang: python/)
+
+    def tag(self, version: str) -> str:
+        return self.tag_pattern.replace("{version}", version)
+
+    def version_of_tag(self, tag: str) -> str | None:
+        before, _, after = self.tag_pattern.partition("{version}")
+        pattern = re.escape(before) + r"(?P<v>[0-9][0-9A-Za-z.+!-]*)" + re.escape(after)
+        m = re.fullmatch(pattern, tag)
+        return m.group("v") if m else None
+
+    def repository_path(self, archive_path: str) -> str:
+        """The repository path of a file that a release archive holds at `archive_path`."""
+        return self.archive_root + archive_path
+
+    def archive_path(self, repository_path: str) -> str | None:
+        """Where a release archive holds a repository path; None when archives never ship it."""
+        if not repository_path.startswith(self.archive_root):
+            return None
+        return repository_path[len(self.archive_root):]
+
+
+@dataclass
+class KB:
+    root: Path  # the repository root: the folder holding gotchas/
+    engines: dict[str, Engine] = field(default_factory=dict)
+    schemes: dict[str, str] = field(default_factory=dict)  # term -> description
+    concepts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def entries_dir(self) -> Path:
+        return self.root / ENTRIES_DIR
+
+    def entry_files(self) -> list[Path]:
+        return sorted(self.entries_dir.glob("*.md"))
+
+
+def find_root(start: str | os.PathLike | None = None) -> Path | None:
+    """The nearest folder, from `start` upward, that holds gotchas/engines.yaml."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ENTRIES_DIR / ENGINES_FILE).is_file():
+            return folder
+    return None
+
+
+def load(root: str | os.PathLike) -> KB:
+    root = Path(root)
+    kb = KB(root)
+    kb.schemes = _vocabulary(root / ENTRIES_DIR / SCHEMES_FILE)
+    kb.concepts = _vocabulary(root / ENTRIES_DIR / CONCEPTS_FILE)
+    data = _read(root / ENTRIES_DIR / ENGINES_FILE)
+    for key, node in data.value.items():
+        where = f"{root / ENTRIES_DIR / ENGINES_FILE}:{node.line}"
+        if not node.is_mapping:
+            raise KBError(f"{where}: engine {key!r} must be a mapping")
+        unknown = set(node.value) - _ENGINE_FIELDS
+        missing = _ENGINE_REQUIRED - set(node.value)
+        if unknown or missing:
+            raise KBError(f"{where}: engine {key!r}: unknown {sorted(unknown)}, missing {sorted(missing)}")
+        values = {k: str(v.value) for k, v in node.value.items()}
+        if "{version}" not in values["tag_pattern"]:
+            raise KBError(f"{where}: engine {key!r}: tag_pattern must contain {{version}}")
+        root_folder = values.get("archive_root", "")
+        if root_folder and not root_folder.endswith("/"):
+            root_folder += "/"
+        values["archive_root"] = root_folder
+        kb.engines[key] = Engine(key=key, **values)
+    return kb
+
+
+def _read(path: Path) -> _yaml.Node:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KBError(f"{path}: cannot read: {exc}") from None
+    try:
+        node = _yaml.load(text)
+    except _yaml.YAMLProblem as exc:
+        raise KBError(f"{path}:{exc.line}: {exc.message}") from None
+    if node is None or not node.is_mapping:
+        raise KBError(f"{path}:1: must be a mapping")
+    return node
+
+
+def _vocabulary(path: Path) -> dict[str, str]:
+    """A closed vocabulary: each term a kebab-case key with a one-line description."""
+    data = _read(path)
+    terms = {}
+    for term, node in data.value.items():
+        if not isinstance(node.value, str) or not node.value.strip():
+            raise KBError(f"{path}:{node.line}: {term!r} needs a one-line description")
+        terms[term] = node.value.strip()
+    return terms

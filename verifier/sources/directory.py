@@ -1,0 +1,68 @@
+"""A local directory (a checkout of the engine's repository) as one release, "HEAD"."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..model import Release
+from . import MAX_FILE_BYTES, SourceUnavailable, check_repository_path
+
+
+class DirectorySource:
+    """A directory as one release.
+
+    `archive_root` is the repository folder that the engine's release archives
+    hold at their root (SGLang: `python/`). A directory laid out like such an
+    archive (an unpacked wheel or sdist) is read through that mapping, so that
+    checks keep their repository paths.
+    """
+
+    def __init__(self, engine: str, root: str | os.PathLike, version: str = "HEAD", archive_root: str = "") -> None:
+        self.engine = engine
+        self.root = Path(root)
+        self.version = version
+        self.strip = archive_root if archive_root and not (self.root / archive_root).is_dir() else ""
+
+    def releases(self) -> list[Release]:
+        if not self.root.is_dir():
+            raise SourceUnavailable(f"{self.root}: not a directory")
+        return [Release(self.engine, self.version, identity=f"dir:{self.root.resolve()}")]
+
+    def open(self, release: Release) -> DirectorySnapshot:
+        return DirectorySnapshot(release, self.root, self.strip)
+
+
+class DirectorySnapshot:
+    def __init__(self, release: Release, root: Path, strip: str = "") -> None:
+        self.release = release
+        self.root = root.resolve()
+        self.strip = strip
+
+    def read(self, path: str) -> bytes | None:
+        problem = check_repository_path(path)
+        if problem:
+            raise SourceUnavailable(f"{path}: {problem}")
+        if self.strip:
+            if not path.startswith(self.strip):
+                raise SourceUnavailable(f"{path}: this directory is laid out like a release archive, "
+                                        f"which holds only {self.strip}")
+            path = path[len(self.strip):]
+        target = self.root.joinpath(*path.split("/"))
+        try:
+            real = target.resolve(strict=True)
+        except FileNotFoundError:
+            return None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+            raise SourceUnavailable(f"{path}: {exc}") from None
+        if real != self.root and self.root not in real.parents:
+            raise SourceUnavailable(f"{path}: resolves outside the source tree (a symlink?)")
+        if not real.is_file():
+            return None
+        try:
+            size = real.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise SourceUnavailable(f"{path}: {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+            return real.read_bytes()
+        except OSError as exc:
+            raise SourceUnavailable(f"{path}: {exc.strerror or exc}") from None
