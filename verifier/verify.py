@@ -26,6 +26,13 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     except SourceUnavailable as exc:
         return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
                 for e, c in pairs]
+    prefetch = getattr(snapshot, "prefetch", None)
+    if prefetch is not None:
+        try:
+            prefetch(sorted({check.path for _, check in pairs}))
+        except SourceUnavailable as exc:
+            return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
+                    for e, c in pairs]
     results = []
     for entry, check in pairs:
         results.append(CheckResult(entry.id, check, release, evaluate(check, snapshot, cache), entry.file))

@@ -21,6 +21,10 @@ class SourceUnavailable(Exception):
 
 
 class Snapshot(Protocol):
+    """One release's files. Snapshots that read archives may also offer
+    `prefetch(paths)`: the verifier calls it first with every path its checks
+    will read, so that an archive is gone through once."""
+
     release: Release
 
     def read(self, path: str) -> bytes | None: ...
