@@ -79,7 +79,10 @@ def load(text: str, first_line: int = 1) -> Node | None:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + offset if mark else first_line
         column = mark.column + 1 if mark else 1
-        raise YAMLProblem(f"YAML syntax: {exc.problem or exc.context}", line, column) from None
+        message = f"YAML syntax: {exc.problem or exc.context}"
+        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
+            message += f" ({exc.context} that starts at line {exc.context_mark.line + 1 + offset})"
+        raise YAMLProblem(message, line, column) from None
     except yaml.YAMLError as exc:
         raise YAMLProblem(f"YAML: {exc}", first_line) from None
     except RecursionError:

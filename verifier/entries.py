@@ -84,9 +84,11 @@ def parse_entry(data: bytes, file: str, stem: str) -> LoadedEntry:
     if close is None:
         problem(1, "G102", "the front matter is not closed: add a line '---' after the YAML")
         return result
-    front_text = "\n".join(lines[1:close])
+    entry = Entry(id=stem, file=file)
+    entry.lines["front"] = 1
+    _read_body(entry, "\n".join(lines[close + 1:]), close + 2, problem)
     try:
-        front = _yaml.load(front_text, first_line=2)
+        front = _yaml.load("\n".join(lines[1:close]), first_line=2)
     except _yaml.YAMLProblem as exc:
         problem(exc.line, exc.code, exc.message, exc.column)
         return result
@@ -94,11 +96,7 @@ def parse_entry(data: bytes, file: str, stem: str) -> LoadedEntry:
         problem(front.line if front else 2, "G105", "the front matter must be a YAML mapping of fields")
         return result
     result.front = front
-    entry = Entry(id=stem, file=file)
-    entry.lines["front"] = 1
     _fill_entry(entry, front, problem, result)
-    body_first_line = close + 2
-    _read_body(entry, "\n".join(lines[close + 1:]), body_first_line, problem)
     result.entry = entry
     return result
 
@@ -116,7 +114,7 @@ def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -
             problem(front.key_lines[key], "G201", f"unknown field {key!r}; fields are: {', '.join(ENTRY_FIELDS)}")
     for key in ENTRY_REQUIRED:
         if key not in fields:
-            problem(front.line, "G202", f"missing required field {key!r}")
+            problem(1, "G202", f"missing required field {key!r}")
 
     if "id" in fields:
         value = _text(fields["id"], "id", problem)
@@ -234,7 +232,7 @@ def _check(node: _yaml.Node, entry: Entry, problem) -> tuple[Check | None, bool]
     if len(matchers) != 1:
         shown = fields["id"].value if "id" in fields else "check"
         if matchers:
-            problem(node.key_lines[matchers[1]], "G302",
+            problem(max(node.key_lines[m] for m in matchers), "G302",
                     f"{shown}: one matcher per check, found {', '.join(matchers)}")
         else:
             problem(node.line, "G302", f"{shown}: a check needs one matcher: {', '.join(MATCHERS)}")

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+VALID_ENTRY = """\
+---
+id: ops-example
+title: An example gotcha that is well-formed
+scheme: ops
+concepts: [kv-cache, preemption]
+engines: [vllm]
+references:
+  - https://example.org/issue/1
+history:
+  - {date: 2026-10-04, note: "Written."}
+checks:
+  - id: zero
+    claim: Preemption resets the computed tokens.
+    path: pkg/sched.py
+    in: Scheduler.preempt
+    contains: request.num_computed_tokens = 0
+    after: request.status = PREEMPTED
+    adjacent: true
+  - id: metric
+    claim: The metric exists.
+    path: pkg/metrics.py
+    string: "vllm:num_preemptions"
+---
+
+## Symptom
+
+Latency climbs.
+
+## Root cause
+
+The scheduler preempts.
+
+## Workaround
+
+Add capacity.
+
+## Notes
+
+None.
+"""
+
+SCHED_PY = """\
+class Scheduler:
+    def preempt(self, request):
+        request.status = PREEMPTED
+        request.num_computed_tokens = 0
+"""
+
+METRICS_PY = 'NAME = "vllm:num_preemptions"\n'
+
+
+@pytest.fixture
+def kb_root(tmp_path: Path) -> Path:
+    """A KB with the real vocabularies and registry, and no entries."""
+    root = tmp_path / "kb"
+    (root / "gotchas").mkdir(parents=True)
+    for name in ("engines.yaml", "schemes.yaml", "concepts.yaml"):
+        shutil.copy(REPO / "gotchas" / name, root / "gotchas" / name)
+    return root
+
+
+@pytest.fixture
+def engine_tree(tmp_path: Path) -> Path:
+    """A tiny engine source tree on which VALID_ENTRY's checks hold."""
+    tree = tmp_path / "engine"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "sched.py").write_text(SCHED_PY)
+    (tree / "pkg" / "metrics.py").write_text(METRICS_PY)
+    return tree
