@@ -66,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--offline", action="store_true", help="lint only; read no engine code")
     check.add_argument("--format", choices=report.FORMATS, default="text")
     check.set_defaults(run=run_check)
+
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of an entry's front matter",
+        description="Print the JSON Schema of front matter, with the KB's vocabularies; "
+                    "--write updates gotchas/entry.schema.json.",
+    )
+    schema.add_argument("--write", action="store_true", help="write gotchas/entry.schema.json instead of printing")
+    schema.set_defaults(run=run_schema)
     return parser
 
 
@@ -150,4 +158,16 @@ def run_check(args) -> int:
         return EXIT_FINDINGS
     if ERROR in statuses:
         return EXIT_ERROR
+    return EXIT_OK
+
+
+def run_schema(args) -> int:
+    from . import schema
+
+    kb = _kb(args)
+    text = schema.render(kb)
+    if args.write:
+        (kb.entries_dir / schema.SCHEMA_FILE).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return EXIT_OK

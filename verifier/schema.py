@@ -1,0 +1,90 @@
+"""The JSON Schema of an entry's front matter, with the KB's vocabularies as enums.
+
+Published as `gotchas/entry.schema.json` (regenerate with `gotchas schema`) so
+that editors can validate and complete front matter. The linter remains the
+judge: it also checks what a schema cannot (id equals file name, Python-only
+keys, regexes that compile, the body's sections).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .entries import CHECK_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED
+from .kb import KB
+from .model import MATCHERS
+
+SCHEMA_FILE = "entry.schema.json"
+_KEBAB = "^[a-z0-9]+(-[a-z0-9]+)*$"
+_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_SYMBOL = r"^[^\W\d]\w*(\.[^\W\d]\w*)*$"
+
+
+def _described_enum(terms: dict[str, str]) -> dict:
+    return {"oneOf": [{"const": term, "description": description} for term, description in terms.items()]}
+
+
+def entry_schema(kb: KB) -> dict:
+    matcher_text = {"type": "string", "minLength": 1}
+    matcher_props = {m: {**matcher_text, "description": _MATCHER_HELP[m]} for m in MATCHERS}
+    check = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "claim", "path"],
+        "properties": {
+            "id": {"type": "string", "pattern": _KEBAB, "description": "kebab-case, unique in the entry"},
+            "claim": {"type": "string", "minLength": 1, "description": "the sentence of the prose this check supports"},
+            "engine": {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"},
+            "path": {"type": "string", "pattern": r"^(?!/)(?!.*(^|/)\.\.?(/|$))[^\\]+$",
+                     "description": "the file, relative to the engine's git repository root"},
+            "in": {"type": "string", "pattern": _SYMBOL, "description": "a dotted Python symbol to look inside"},
+            **matcher_props,
+            "after": {**matcher_text, "description": "contains only: the match begins after this fragment"},
+            "adjacent": {"type": "boolean", "description": "with after: the two statements are consecutive"},
+        },
+        "oneOf": [{"required": [m]} for m in MATCHERS],
+        "allOf": [
+            {"if": {"required": ["after"]}, "then": {"required": ["contains"]}},
+            {"if": {"required": ["adjacent"]}, "then": {"required": ["contains", "after"]}},
+            {"if": {"required": ["defines"]}, "then": {"not": {"required": ["in"]}}},
+        ],
+    }
+    assert set(check["properties"]) == set(CHECK_FIELDS)
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://gotchas.invalid/entry.schema.json",
+        "title": "gotchas entry front matter",
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(ENTRY_REQUIRED),
+        "properties": {
+            "id": {"type": "string", "pattern": _KEBAB, "description": "equal to the file name without .md"},
+            "title": {"type": "string", "minLength": 1, "description": "one sentence: what goes wrong"},
+            "scheme": _described_enum(kb.schemes),
+            "concepts": {"type": "array", "minItems": 1, "uniqueItems": True, "items": _described_enum(kb.concepts)},
+            "engines": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": sorted(kb.engines)}},
+            "references": {"type": "array", "uniqueItems": True,
+                           "items": {"type": "string", "pattern": r"^https://[^\s/$.?#][^\s]*$"}},
+            "history": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["date", "note"],
+                "properties": {"date": {"type": "string", "pattern": _DATE}, "note": {"type": "string"}}}},
+            "withdrawn": {"type": "string", "pattern": _DATE},
+            "checks": {"type": "array", "minItems": 1, "items": check},
+        },
+    }
+    assert set(schema["properties"]) == set(ENTRY_FIELDS)
+    return schema
+
+
+_MATCHER_HELP = {
+    "contains": "holds when this code occurs in the scope, token by token; $NAME is one token, $$$ a run",
+    "absent": "holds when the scope exists and this code does not occur in it",
+    "string": "holds when a string literal in the scope contains this text (whitespace folded)",
+    "matches": "holds when this regular expression finds a match in the scope's source text",
+    "defines": "holds when the file defines this dotted symbol",
+    "query": "holds when this tree-sitter query has a match in the scope",
+}
+
+
+def render(kb: KB) -> str:
+    return json.dumps(entry_schema(kb), indent=2) + "\n"
