@@ -44,16 +44,25 @@ class FileCache:
 _DEFAULT_CACHE = FileCache()
 
 
-def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None) -> Verdict:
-    """The verdict of one check against one snapshot."""
+def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, verdicts=None) -> Verdict:
+    """The verdict of one check against one snapshot.
+
+    `verdicts` (a VerdictCache) answers for file contents this check has seen before.
+    """
     try:
         data = snapshot.read(check.path)
     except SourceUnavailable as exc:
         return Verdict(ERROR, "unavailable", path=check.path, message=str(exc))
     if data is None:
         return Verdict(CHANGED, "file-missing", path=check.path, message=f"{check.path} is not in this release")
-    source = (cache or _DEFAULT_CACHE).get(check.path, data)
-    return evaluate_source(check, source)
+    if verdicts is not None:
+        known = verdicts.get(check, hashlib.sha256(data).hexdigest())
+        if known is not None:
+            return known
+    verdict = evaluate_source(check, (cache or _DEFAULT_CACHE).get(check.path, data))
+    if verdicts is not None:
+        verdicts.put(check, verdict)
+    return verdict
 
 
 def evaluate_source(check: Check, source: code.SourceFile) -> Verdict:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 #: The matchers of FORMAT.md, in the order they are documented.
@@ -50,6 +52,12 @@ class Check:
     @property
     def is_python(self) -> bool:
         return is_python_path(self.path)
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of what the check looks for: a verdict is reused only while it is unchanged."""
+        spec = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent]
+        return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
 
 
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
-                   progress: Callable[[int], None] | None = None) -> list[CheckResult]:
+                   progress: Callable[[int], None] | None = None, verdicts=None) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release."""
     cache = cache or FileCache()
     try:
@@ -34,8 +34,14 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
                     for e, c in pairs]
     results = []
-    for entry, check in pairs:
-        results.append(CheckResult(entry.id, check, release, evaluate(check, snapshot, cache), entry.file))
-        if progress:
-            progress(1)
+    try:
+        for entry, check in pairs:
+            results.append(CheckResult(entry.id, check, release, evaluate(check, snapshot, cache, verdicts),
+                                       entry.file))
+            if progress:
+                progress(1)
+    finally:
+        close = getattr(snapshot, "close", None)
+        if close is not None:
+            close()
     return results

@@ -1,0 +1,217 @@
+"""The ledger: what held where, per engine and release. Machine-written, never hand-edited.
+
+One JSON file per engine (`ledger/<engine>.json`), in a deterministic form:
+keys sorted, one line per check verdict, so that a scheduled run's diff reads
+as "these verdicts changed". A file is replaced atomically (temp file, fsync,
+rename), so a killed run leaves each engine's file exactly as before or
+exactly as after. A lock file keeps two runs from writing at once.
+
+Layout of `ledger/<engine>.json`:
+
+    {"engine": "vllm", "format": 1,
+     "releases": {"0.30.0": {
+        "date": "2026-09-22", "identity": "sha256:...", "source": "pypi",
+        "verified_at": "2026-11-29T07:00:00Z", "verifier": "0.1.0",
+        "entries": {"<entry id>": {"verdict": "holds", "checks": {
+            "<check id>": {"verdict": "holds", "reason": null, "path": "...", "lines": [1, 2],
+                           "symbol": "...", "hint": null, "sha256": "...", "check": "<fingerprint>"}}}}}}}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from .model import CheckResult, Release, combine
+
+FORMAT_VERSION = 1
+DEFAULT_DIR = "ledger"
+LOCK_FILE = ".lock"
+
+
+class LedgerError(Exception):
+    """The ledger cannot be read, written or locked; the message says which file and why."""
+
+
+def version_key(version: str):
+    try:
+        return (0, Version(version), version)
+    except InvalidVersion:
+        return (1, Version("0"), version)
+
+
+@dataclass
+class EngineLedger:
+    """The ledger of one engine: release version -> release record."""
+
+    engine: str
+    releases: dict[str, dict] = field(default_factory=dict)
+
+    def versions(self) -> list[str]:
+        """Release versions in PEP 440 order."""
+        return sorted(self.releases, key=version_key)
+
+    def record(self, release: Release, results: list[CheckResult], source: str, verified_at: str,
+               verifier: str) -> bool:
+        """Put one release's results in; the entries verified replace what was there.
+
+        Returns whether anything but timestamps changed. When nothing did, the
+        release keeps its old `verified_at`, so that re-running leaves no diff.
+        """
+        old = self.releases.get(release.version)
+        entries = dict(old["entries"]) if old else {}
+        by_entry: dict[str, dict[str, dict]] = {}
+        for result in results:
+            v = result.verdict
+            by_entry.setdefault(result.entry, {})[result.check.id] = {
+                "verdict": v.status, "reason": v.reason, "path": v.path or result.check.path,
+                "lines": list(v.lines) if v.lines else None, "symbol": v.symbol, "hint": v.hint,
+                "message": v.message if v.status == "error" else None,
+                "sha256": v.file_sha, "check": result.check.fingerprint,
+            }
+        for entry, checks in by_entry.items():
+            entries[entry] = {"verdict": combine(c["verdict"] for c in checks.values()), "checks": checks}
+        record = {"date": release.date, "identity": release.identity, "source": source, "entries": entries}
+        if old is not None and all(old.get(k) == record[k] for k in record):
+            return False
+        record.update(verified_at=verified_at, verifier=verifier)
+        self.releases[release.version] = record
+        return True
+
+    def drop_entries(self, keep: set[str]) -> None:
+        """Forget entries that no longer exist in the KB."""
+        for record in self.releases.values():
+            for entry in [e for e in record["entries"] if e not in keep]:
+                del record["entries"][entry]
+
+    def to_text(self) -> str:
+        return _dump({"engine": self.engine, "format": FORMAT_VERSION,
+                      "releases": {v: self.releases[v] for v in self.versions()}})
+
+
+def _dump(data: dict) -> str:
+    """Deterministic JSON: nested objects indented, each check verdict on one line."""
+    lines = ["{"]
+    lines.append(f'  "engine": {json.dumps(data["engine"])},')
+    lines.append(f'  "format": {data["format"]},')
+    lines.append('  "releases": {')
+    releases = list(data["releases"].items())
+    for ri, (version, record) in enumerate(releases):
+        lines.append(f"    {json.dumps(version)}: {{")
+        meta = [k for k in sorted(record) if k != "entries"]
+        for key in meta:
+            lines.append(f"      {json.dumps(key)}: {json.dumps(record[key])},")
+        lines.append('      "entries": {')
+        entries = sorted(record["entries"].items())
+        for ei, (entry, value) in enumerate(entries):
+            lines.append(f"        {json.dumps(entry)}: {{")
+            lines.append(f'          "verdict": {json.dumps(value["verdict"])},')
+            lines.append('          "checks": {')
+            checks = sorted(value["checks"].items())
+            for ci, (check, verdict) in enumerate(checks):
+                comma = "," if ci < len(checks) - 1 else ""
+                lines.append(f"            {json.dumps(check)}: {json.dumps(verdict, sort_keys=True)}{comma}")
+            lines.append("          }")
+            lines.append("        }" + ("," if ei < len(entries) - 1 else ""))
+        lines.append("      }")
+        lines.append("    }" + ("," if ri < len(releases) - 1 else ""))
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+class Ledger:
+    """The ledger folder: one file per engine."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+
+    def path(self, engine: str) -> Path:
+        return self.folder / f"{engine}.json"
+
+    def engines(self) -> list[str]:
+        return sorted(p.stem for p in self.folder.glob("*.json")) if self.folder.is_dir() else []
+
+    def load(self, engine: str) -> EngineLedger:
+        path = self.path(engine)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return EngineLedger(engine)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LedgerError(f"{path}: cannot read: {exc}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LedgerError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); "
+                              "restore it from git, or delete it and re-run `gotchas verify`") from None
+        if not isinstance(data, dict) or data.get("engine") != engine or not isinstance(data.get("releases"), dict):
+            raise LedgerError(f"{path}: not a ledger of {engine}")
+        if data.get("format", 0) > FORMAT_VERSION:
+            raise LedgerError(f"{path}: written by a newer verifier (format {data['format']}); upgrade gotchas")
+        return EngineLedger(engine, data["releases"])
+
+    def save(self, ledger: EngineLedger) -> None:
+        """Replace the engine's file atomically."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.path(ledger.engine)
+        text = ledger.to_text()
+        fd, temp = tempfile.mkstemp(prefix=f".{ledger.engine}.", suffix=".tmp", dir=self.folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, target)
+            _fsync_dir(self.folder)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise LedgerError(f"{target}: cannot write: {exc.strerror or exc}; the ledger is unchanged") from None
+
+    @contextlib.contextmanager
+    def lock(self, wait: float = 0.0):
+        """Hold the ledger's lock; wait up to `wait` seconds for another run to finish, else refuse."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / LOCK_FILE
+        handle = open(path, "a+", encoding="utf-8")
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise LedgerError(f"{path}: cannot lock: {exc}") from None
+                    if time.monotonic() >= deadline:
+                        handle.seek(0)
+                        holder = handle.read().strip() or "another process"
+                        raise LedgerError(f"the ledger in {self.folder} is locked by {holder}; "
+                                          "wait for that run to finish (or pass --wait SECONDS)") from None
+                    time.sleep(0.1)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"gotchas run pid {os.getpid()}\n")
+            handle.flush()
+            yield self
+        finally:
+            handle.close()
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
