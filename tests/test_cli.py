@@ -105,7 +105,7 @@ def test_several_engines_need_a_choice(kb, engine_tree, capsys):
     (["check", "no-such-entry", "--offline"], "no entry 'no-such-entry'"),
     (["check", "--engine", "tgi", "--offline"], "unknown engine 'tgi'"),
     (["check", "--source", "dir:/no/such/dir"], "is not a directory"),
-    (["check", "--source", "vllm=svn:x"], "expected dir:PATH"),
+    (["check", "--source", "vllm=svn:x"], "expected pypi, git:URL_OR_PATH or dir:PATH"),
 ])
 def test_usage_errors_exit_2(kb, capsys, argv, message):
     code, _, err = run(capsys, *argv)

@@ -15,10 +15,14 @@ from pathlib import Path
 
 from . import __version__, kb as kb_module, lint, report
 from .entries import load_entry
-from .model import CHANGED, ERROR
+from .history import status_changes
+from .ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from .model import CHANGED, ERROR, CheckResult, Release, Verdict
+from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .sources.directory import DirectorySource
-from .verify import selected_checks, verify_release
+from .verdicts import VerdictCache
+from .verify import EngineRun, choose_releases, selected_checks, verify_engine, verify_release
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
@@ -64,8 +68,36 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where to read engine code: a local checkout of the engine's repository "
                             "(repeat with ENGINE= for several engines)")
     check.add_argument("--offline", action="store_true", help="lint only; read no engine code")
+    check.add_argument("--release", default="latest", metavar="V", help="the release to verify against (default: latest)")
     check.add_argument("--format", choices=report.FORMATS, default="text")
     check.set_defaults(run=run_check)
+
+    verify = commands.add_parser(
+        "verify", help="verify entries against every release and record the verdicts in the ledger",
+        description="Verify entries (all by default) against the releases of each engine and update the ledger. "
+                    "Exits 1 when an entry changed status in a newly verified release.",
+        epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verify.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
+    verify.add_argument("--engine", help="only this engine")
+    verify.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                        help="pypi (default), git:URL_OR_PATH, or dir:PATH")
+    verify.add_argument("--release", action="append", metavar="V", help="only this release (repeatable; 'latest')")
+    verify.add_argument("--since", metavar="V", help="only releases from V on")
+    verify.add_argument("--new", action="store_true", help="only releases the ledger has not seen")
+    verify.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    verify.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                        help="wait this long for another run's lock on the ledger (default: refuse at once)")
+    verify.add_argument("--report", metavar="FILE", help="also write the Markdown report of the run to FILE")
+    verify.add_argument("--format", choices=report.RUN_FORMATS, default="text")
+    verify.set_defaults(run=run_verify)
+
+    show = commands.add_parser("show", help="an entry's status, ranges and transitions, from the ledger")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--engine", help="only this engine")
+    show.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    show.set_defaults(run=run_show)
 
     schema = commands.add_parser(
         "schema", help="print the JSON Schema of an entry's front matter",
@@ -106,7 +138,30 @@ def _display(kb: kb_module.KB, path: Path) -> str:
         return str(path)
 
 
-def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str]) -> dict[str, Source]:
+SOURCE_KINDS = ("pypi", "git", "dir")
+
+
+def _make_source(kb: kb_module.KB, engine: str, location: str, progress: Progress | None = None) -> Source:
+    """A source from `pypi`, `git:URL_OR_PATH` or `dir:PATH`."""
+    kind, _, where = location.partition(":")
+    if kind == "pypi" and not where:
+        from .sources.pypi import PyPISource
+
+        return PyPISource(kb.engines[engine], progress=progress.download if progress else None)
+    if kind == "git" and where:
+        from .sources.git import GitSource
+
+        return GitSource(kb.engines[engine], where)
+    if kind == "dir" and where:
+        if not Path(where).is_dir():
+            raise UsageError(f"--source {location}: {where} is not a directory")
+        return DirectorySource(engine, where, archive_root=kb.engines[engine].archive_root)
+    raise UsageError(f"--source {location}: expected pypi, git:URL_OR_PATH or dir:PATH")
+
+
+def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
+             default: str | None = None, progress: Progress | None = None) -> dict[str, Source]:
+    """The source of each engine: `--source [ENGINE=]SPEC` options, else `default` (when given)."""
     sources: dict[str, Source] = {}
     for spec in specs:
         target, sep, location = spec.partition("=")
@@ -114,50 +169,147 @@ def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_nee
             target, location = engine, spec
         if target is None:
             if len(engines_needed) > 1:
-                raise UsageError(f"--source {spec}: the checks name several engines ({', '.join(sorted(engines_needed))}); "
-                                 "add --engine E, or write --source ENGINE=dir:PATH")
+                raise UsageError(f"--source {spec}: the checks name several engines "
+                                 f"({', '.join(sorted(engines_needed))}); add --engine E, or write --source ENGINE={spec}")
             target = next(iter(engines_needed), None)
             if target is None:
                 continue
         if target not in kb.engines:
             raise UsageError(f"--source {spec}: unknown engine {target!r}; engines are: {', '.join(kb.engines)}")
-        kind, _, where = location.partition(":")
-        if kind != "dir" or not where:
-            raise UsageError(f"--source {spec}: expected dir:PATH")
-        if not Path(where).is_dir():
-            raise UsageError(f"--source {spec}: {where} is not a directory")
-        sources[target] = DirectorySource(target, where, archive_root=kb.engines[target].archive_root)
+        sources[target] = _make_source(kb, target, location, progress)
+    if default:
+        for name in engines_needed - set(sources):
+            sources[name] = _make_source(kb, name, default, progress)
     return sources
+
+
+def _load(kb: kb_module.KB, names: list[str]):
+    loaded = [load_entry(path, display=_display(kb, path)) for path in _entry_files(kb, names)]
+    diagnostics = [d for item in loaded for d in lint.lint(item, kb)]
+    return loaded, diagnostics, [item.entry for item in loaded if item.entry is not None]
+
+
+def _check_engine(kb: kb_module.KB, engine: str | None) -> None:
+    if engine and engine not in kb.engines:
+        raise UsageError(f"unknown engine {engine!r}; engines are: {', '.join(kb.engines)}")
+
+
+def _exit_code(diagnostics, results, changed: bool) -> int:
+    if diagnostics or changed:
+        return EXIT_FINDINGS
+    if any(r.verdict.status == ERROR for r in results):
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 def run_check(args) -> int:
     kb = _kb(args)
-    if args.engine and args.engine not in kb.engines:
-        raise UsageError(f"unknown engine {args.engine!r}; engines are: {', '.join(kb.engines)}")
-    loaded = [load_entry(path, display=_display(kb, path)) for path in _entry_files(kb, args.entries)]
-    diagnostics = [d for item in loaded for d in lint.lint(item, kb)]
-    entries = [item.entry for item in loaded if item.entry is not None]
+    _check_engine(kb, args.engine)
+    loaded, diagnostics, entries = _load(kb, args.entries)
     pairs = list(selected_checks(entries, args.engine))
     results, notes = [], []
     if not args.offline:
         engines_needed = {check.engine for _, check in pairs}
-        sources = _sources(kb, args.source, args.engine, engines_needed)
+        progress = Progress()
+        # With no --source, every engine is read from the package index; with some, only those engines.
+        sources = _sources(kb, args.source, args.engine, engines_needed,
+                           default=None if args.source else "pypi", progress=progress)
         for engine in sorted(engines_needed):
             source = sources.get(engine)
             if source is None:
-                notes.append(f"note: {engine} checks not verified: no source for {engine} (give --source {engine}=dir:PATH)")
+                notes.append(f"note: {engine} checks not verified: no --source for {engine}")
                 continue
+            engine_pairs = [p for p in pairs if p[1].engine == engine]
             try:
-                release = source.releases()[-1]
-            except (SourceUnavailable, IndexError) as exc:
-                raise UsageError(f"{engine}: {exc or 'no release'}") from None
-            results.extend(verify_release(source, release, [p for p in pairs if p[1].engine == engine]))
+                release = choose_releases(source.releases(), set(), versions=[args.release])[0]
+            except LookupError as exc:
+                raise UsageError(f"{engine}: {exc}") from None
+            except SourceUnavailable as exc:
+                notes.append(f"error: {engine}: cannot list releases: {exc}")
+                results.extend(CheckResult(e.id, c, Release(engine, "?"),
+                                           Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
+                               for e, c in engine_pairs)
+                continue
+            progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} files",
+                            force=True)
+            results.extend(verify_release(source, release, engine_pairs))
+            progress.done()
     sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
-    statuses = {r.verdict.status for r in results}
-    if diagnostics or CHANGED in statuses:
-        return EXIT_FINDINGS
-    if ERROR in statuses:
+    return _exit_code(diagnostics, results, any(r.verdict.status == CHANGED for r in results))
+
+
+def run_verify(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    loaded, diagnostics, entries = _load(kb, args.entries)
+    pairs = list(selected_checks(entries, args.engine))
+    engines = [args.engine] if args.engine else sorted({c.engine for _, c in pairs})
+    ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
+    progress = Progress()
+    sources = _sources(kb, args.source, args.engine, set(engines), default="pypi", progress=progress)
+    runs: list[EngineRun] = []
+    notes: list[str] = []
+    verdicts = VerdictCache()
+    try:
+        with ledger.lock(wait=args.wait):
+            for engine in engines:
+                engine_pairs = [p for p in pairs if p[1].engine == engine]
+                try:
+                    run = verify_engine(engine, sources[engine], engine_pairs, ledger, versions=args.release,
+                                        since=args.since, new=args.new, source_label=_label(args, engine),
+                                        progress=progress, verdicts=verdicts,
+                                        prune={e.id for e in entries} if not args.entries else None)
+                except LookupError as exc:
+                    raise UsageError(f"{engine}: {exc}") from None
+                except SourceUnavailable as exc:
+                    notes.append(f"error: {engine}: {exc}; its ledger is unchanged")
+                    continue
+                runs.append(run)
+    except LedgerError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        verdicts.close()
+        for source in sources.values():
+            close = getattr(source, "close", None)
+            if close:
+                close()
+    changes = [c for run in runs for c in status_changes(ledger.load(run.engine), run)]
+    results = [r for run in runs for r in run.results]
+    text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded))
+    sys.stdout.write(text)
+    if args.report:
+        Path(args.report).write_text(report.render_run("markdown", kb, runs, changes, diagnostics, notes,
+                                                       len(loaded)), encoding="utf-8")
+    failed_engines = any(n.startswith("error:") for n in notes)
+    code = _exit_code(diagnostics, results, bool(changes))
+    return EXIT_ERROR if code == EXIT_OK and failed_engines else code
+
+
+def _label(args, engine: str) -> str:
+    for spec in args.source:
+        target, sep, location = spec.partition("=")
+        if sep and ":" not in target and target == engine:
+            return location.partition(":")[0]
+        if not sep or ":" in target:
+            return spec.partition(":")[0]
+    return "pypi"
+
+
+def run_show(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    path = _entry_files(kb, [args.id])[0]
+    loaded = load_entry(path, display=_display(kb, path))
+    if loaded.entry is None:
+        for d in loaded.diagnostics:
+            print(d)
+        return EXIT_FINDINGS
+    ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
+    try:
+        sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
     return EXIT_OK
 
 

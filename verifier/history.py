@@ -103,6 +103,41 @@ def transitions(ledger: EngineLedger, entry: str) -> list[Transition]:
     return found
 
 
+@dataclass(frozen=True)
+class StatusChange:
+    """An entry whose verdict differs from the release before: what a scheduled run reports."""
+
+    engine: str
+    entry: str
+    before_version: str | None  # None: the entry had no decided verdict before
+    after_version: str
+    before: str | None
+    after: str
+    checks: tuple[Transition, ...]  # the checks that flipped between the two releases
+
+
+def status_changes(ledger: EngineLedger, versions) -> list[StatusChange]:
+    """Entries whose verdict at one of `versions` differs from their previous decided verdict.
+
+    `versions` is an iterable of release versions, or anything with a `releases`
+    list of Release objects (a verify run).
+    """
+    wanted = {getattr(v, "version", v) for v in getattr(versions, "releases", versions)}
+    found = []
+    entries = sorted({e for r in ledger.releases.values() for e in r["entries"]})
+    for entry in entries:
+        flips = transitions(ledger, entry)
+        previous: tuple[str, str] | None = None
+        for version, status in entry_statuses(ledger, entry):
+            if status == ERROR:
+                continue
+            if version in wanted and previous is not None and previous[1] != status:
+                checks = tuple(t for t in flips if t.after_version == version)
+                found.append(StatusChange(ledger.engine, entry, previous[0], version, previous[1], status, checks))
+            previous = (version, status)
+    return found
+
+
 def status_at(ledger: EngineLedger, entry: str, version: str) -> str | None:
     record = ledger.releases.get(version, {}).get("entries", {}).get(entry)
     return record["verdict"] if record else None
@@ -125,5 +160,5 @@ def describe(engine_name: str, statuses: list[tuple[str, str]]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["Range", "Transition", "entry_statuses", "check_statuses", "ranges", "transitions",
+__all__ = ["Range", "Transition", "StatusChange", "status_changes", "entry_statuses", "check_statuses", "ranges", "transitions",
            "status_at", "describe", "HOLDS", "CHANGED", "ERROR"]

@@ -13,8 +13,11 @@ Layout of `ledger/<engine>.json`:
         "date": "2026-09-22", "identity": "sha256:...", "source": "pypi",
         "verified_at": "2026-11-29T07:00:00Z", "verifier": "0.1.0",
         "entries": {"<entry id>": {"verdict": "holds", "checks": {
-            "<check id>": {"verdict": "holds", "reason": null, "path": "...", "lines": [1, 2],
-                           "symbol": "...", "hint": null, "sha256": "...", "check": "<fingerprint>"}}}}}}}
+            "<check id>": {"verdict": "holds", "path": "...", "lines": [1, 2], "symbol": "...",
+                           "sha256": "<16 hex digits>", "check": "<fingerprint>"}}}}}}}
+
+A check record leaves out what it does not have: `reason` and `hint` only when
+the check did not hold, `message` only for errors, `lines` only where found.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from packaging.version import InvalidVersion, Version
 from .model import CheckResult, Release, combine
 
 FORMAT_VERSION = 1
+#: Hex digits of a file's sha256 kept in the ledger: enough to tell contents apart, short enough to read.
+SHA_DIGITS = 16
 DEFAULT_DIR = "ledger"
 LOCK_FILE = ".lock"
 
@@ -72,12 +77,13 @@ class EngineLedger:
         by_entry: dict[str, dict[str, dict]] = {}
         for result in results:
             v = result.verdict
-            by_entry.setdefault(result.entry, {})[result.check.id] = {
+            record = {
                 "verdict": v.status, "reason": v.reason, "path": v.path or result.check.path,
                 "lines": list(v.lines) if v.lines else None, "symbol": v.symbol, "hint": v.hint,
                 "message": v.message if v.status == "error" else None,
-                "sha256": v.file_sha, "check": result.check.fingerprint,
+                "sha256": v.file_sha[:SHA_DIGITS] if v.file_sha else None, "check": result.check.fingerprint,
             }
+            by_entry.setdefault(result.entry, {})[result.check.id] = {k: x for k, x in record.items() if x is not None}
         for entry, checks in by_entry.items():
             entries[entry] = {"verdict": combine(c["verdict"] for c in checks.values()), "checks": checks}
         record = {"date": release.date, "identity": release.identity, "source": source, "entries": entries}

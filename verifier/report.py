@@ -93,3 +93,133 @@ def github(diagnostics, results, notes=(), entries=0) -> str:
     out.extend(notes)
     out.append(summary(diagnostics, results, entries))
     return "\n".join(out) + "\n"
+
+
+# --- a verify run -------------------------------------------------------------------
+
+RUN_FORMATS = ("text", "json", "markdown")
+
+
+def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int) -> str:
+    results = [r for run in runs for r in run.results]
+    if fmt == "json":
+        return as_json(diagnostics, results)
+    if fmt == "markdown":
+        return run_markdown(kb, runs, changes, diagnostics, notes)
+    out = [f"  {d}" for d in diagnostics]
+    if diagnostics:
+        out.insert(0, "Lint:")
+    for run in runs:
+        name = kb.engines[run.engine].name
+        if not run.releases:
+            out.append(f"{name}: no release to verify")
+            continue
+        counts = Counter(r.verdict.status for r in run.results)
+        out.append(f"{name}: verified {len(run.releases)} release{'s' if len(run.releases) != 1 else ''} "
+                   f"({run.releases[0].version} – {run.releases[-1].version}): "
+                   f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[ERROR]} error")
+    for change in changes:
+        out.append(f"  {change.entry}: {change.before} in {change.engine} {change.before_version} → "
+                   f"{change.after} in {change.after_version}")
+        for t in change.checks:
+            out.append(f"      {t.summary}")
+    errors = [r for r in results if r.verdict.status == ERROR]
+    for r in errors[:20]:
+        out.append(f"  error: {r.release.engine} {r.release.version} {r.entry}/{r.check.id}: "
+                   f"{r.verdict.reason}: {r.verdict.message}")
+    if len(errors) > 20:
+        out.append(f"  ... and {len(errors) - 20} more errors")
+    out.extend(notes)
+    out.append(summary(diagnostics, results, entries) + f"; {len(changes)} status change"
+               + ("" if len(changes) == 1 else "s"))
+    return "\n".join(out) + "\n"
+
+
+def _lines(record: dict) -> str:
+    if record.get("lines"):
+        a, b = record["lines"]
+        return f"`{record['path']}:{a}`" + (f"–{b}" if b != a else "")
+    return f"`{record.get('path')}`"
+
+
+def run_markdown(kb, runs, changes, diagnostics, notes) -> str:
+    out = ["# Verification report", ""]
+    for run in runs:
+        name = kb.engines[run.engine].name
+        if run.releases:
+            out.append(f"**{name}**: verified {', '.join(r.version for r in run.releases)}.")
+        else:
+            out.append(f"**{name}**: no new release.")
+    out.append("")
+    if changes:
+        out += ["## Status changes", "", "| engine | entry | before | after | check | reason | where |",
+                "|---|---|---|---|---|---|---|"]
+        for c in changes:
+            engine = kb.engines[c.engine].name if c.engine in kb.engines else c.engine
+            for t in c.checks or [None]:
+                check = t.check if t else ""
+                reason = (t.after.get("reason") or "") if t else ""
+                where = (f"{_lines(t.before)} → {_lines(t.after)}" if t else "")
+                if t and t.after.get("hint"):
+                    where += f"<br>hint: {t.after['hint']}"
+                out.append(f"| {engine} | `{c.entry}` | {c.before} in {c.before_version} | "
+                           f"{c.after} in {c.after_version} | {check} | {reason} | {where.replace('|', '&#124;')} |")
+        out.append("")
+    else:
+        out += ["No entry changed status.", ""]
+    if diagnostics:
+        out += ["## Lint problems", ""] + [f"- `{d.path}:{d.line}` {d.code} {d.message}" for d in diagnostics] + [""]
+    if notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    return "\n".join(out)
+
+
+# --- show ----------------------------------------------------------------------------
+
+def show_entry(kb, entry, ledger, engine_filter=None) -> str:
+    from . import history
+
+    out = [f"{entry.id}: {entry.title}", f"  scheme {entry.scheme}; concepts {', '.join(entry.concepts)}"]
+    if entry.withdrawn:
+        out.append(f"  withdrawn on {entry.withdrawn}")
+    for engine in entry.engines:
+        if engine_filter and engine != engine_filter:
+            continue
+        name = kb.engines[engine].name if engine in kb.engines else engine
+        engine_ledger = ledger.load(engine)
+        statuses = history.entry_statuses(engine_ledger, entry.id)
+        out.append("")
+        out.append(f"{name}: {history.describe(name, statuses)}")
+        if not statuses:
+            continue
+        latest_version, latest = statuses[-1]
+        out.append(f"  latest verified: {latest} in {latest_version}")
+        for check in entry.checks:
+            if check.engine != engine:
+                continue
+            found = history.ranges(history.check_statuses(engine_ledger, entry.id, check.id))
+            where = ", ".join(str(r) for r in found) if found else "never"
+            out.append(f"  {check.id}: holds in {where}")
+        flips = history.transitions(engine_ledger, entry.id)
+        if flips:
+            out.append("  transitions:")
+            for t in flips:
+                out.append(f"    {t.summary}")
+                out.append(f"      before: {_plain_where(t.before)}")
+                out.append(f"      after:  {_plain_where(t.after)}")
+    return "\n".join(out) + "\n"
+
+
+def _plain_where(record: dict) -> str:
+    text = f"{record['verdict']}"
+    if record.get("reason"):
+        text += f" ({record['reason']})"
+    text += f" {record.get('path')}"
+    if record.get("lines"):
+        a, b = record["lines"]
+        text += f":{a}" + (f"-{b}" if b != a else "")
+    if record.get("symbol"):
+        text += f" in {record['symbol']}"
+    if record.get("hint"):
+        text += f"; hint: {record['hint']}"
+    return text

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
+from . import __version__
 from .evaluate import FileCache, evaluate
+from .ledger import Ledger, version_key
 from .model import ERROR, CheckResult, Entry, Release, Verdict
+from .progress import Progress
 from .sources import Source, SourceUnavailable
+from .verdicts import VerdictCache
 
 
 def selected_checks(entries: Iterable[Entry], engine: str | None = None):
@@ -45,3 +51,61 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         if close is not None:
             close()
     return results
+
+
+@dataclass
+class EngineRun:
+    """What one `verify` run did for one engine."""
+
+    engine: str
+    releases: list[Release] = field(default_factory=list)  # verified in this run, in order
+    results: list[CheckResult] = field(default_factory=list)
+    changed_releases: list[str] = field(default_factory=list)  # whose ledger record changed
+    skipped: list[str] = field(default_factory=list)  # notes on what was left out
+
+
+def choose_releases(available: list[Release], known: set[str], *, versions: list[str] | None = None,
+                    since: str | None = None, new: bool = False) -> list[Release]:
+    """The releases a run verifies: named ones, those from `since` on, those not in the ledger, or all."""
+    if versions:
+        by_version = {r.version: r for r in available}
+        missing = [v for v in versions if v not in by_version and v != "latest"]
+        if missing:
+            raise LookupError(f"no release {', '.join(missing)} (known: {', '.join(r.version for r in available[-5:])}, ...)")
+        chosen = [available[-1] if v == "latest" else by_version[v] for v in versions]
+        return sorted(set(chosen), key=lambda r: version_key(r.version))
+    chosen = available
+    if since:
+        floor = version_key(since)
+        chosen = [r for r in chosen if version_key(r.version) >= floor]
+    if new:
+        chosen = [r for r in chosen if r.version not in known]
+    return chosen
+
+
+def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions=None, since=None,
+                  new=False, source_label: str = "", progress: Progress | None = None,
+                  verdicts: VerdictCache | None = None, prune: set[str] | None = None) -> EngineRun:
+    """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
+
+    `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
+    """
+    run = EngineRun(engine)
+    engine_ledger = ledger.load(engine)
+    available = source.releases()
+    run.releases = choose_releases(available, set(engine_ledger.releases), versions=versions, since=since, new=new)
+    cache = FileCache()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for index, release in enumerate(run.releases, 1):
+        if progress:
+            progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
+        results = verify_release(source, release, pairs, cache, verdicts=verdicts)
+        run.results.extend(results)
+        if engine_ledger.record(release, results, source_label, now, __version__):
+            run.changed_releases.append(release.version)
+    if progress:
+        progress.done()
+    if prune is not None:
+        engine_ledger.drop_entries(prune)
+    ledger.save(engine_ledger)
+    return run
