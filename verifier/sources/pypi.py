@@ -1,0 +1,492 @@
+"""The Python package index as a source: releases from the PEP 691 JSON simple API, code from their archives.
+
+Which index: the one pip is configured with, so that mirrors work: PIP_INDEX_URL,
+else `index-url` from pip's configuration files (the `install` section, then
+`global`), else pip's own default. Only that primary index is read; extra
+indexes are not. A CA bundle set for pip (PIP_CERT, or `cert` in its
+configuration) is used for https.
+
+Which versions: every version with a file that is neither yanked nor without
+a sha256 digest; pre- and dev-releases only when asked for. In PEP 440 order.
+
+Which archive a version is read from: its sdist (a .tar.gz before an old
+.zip) where there is one; else a wheel: the pure-Python `py3-none-any` one if
+there is one, else the first by file name (one fixed choice, so that a
+version's identity does not depend on the machine that verifies it).
+
+What is verified, by how the archive is read:
+
+- An sdist, or a wheel whose server does not answer range requests, is
+  downloaded whole into the cache (`archives/`, named by its sha256). The
+  sha256 the index lists is checked over the whole file while it streams in;
+  a mismatch deletes the file. A cached copy is used after checking its size,
+  and its sha256 once per process. Tar members must have their declared size;
+  zip members their declared size and CRC-32.
+- A wheel is otherwise read with HTTP range requests: its end record, its
+  central directory, its RECORD and only the members needed. The archive's own
+  digest cannot be checked without the whole file. What is checked: the file's
+  total size (from Content-Range) is the size the index lists, on every
+  request; each member read decompresses to its declared size and CRC-32;
+  RECORD's CRC-32; and each member's sha256 against the one RECORD lists (a
+  member RECORD does not list with a sha256 is refused). That proves the
+  members consistent with the wheel's own manifest, not that the wheel is the
+  one the index vouches for: a server that sends a different but
+  self-consistent wheel of the same size is not caught in this mode.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import tempfile
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from packaging.tags import Tag
+from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, canonicalize_name,
+                             parse_sdist_filename, parse_wheel_filename)
+from packaging.version import InvalidVersion, Version
+
+from ..cache import cache_dir
+from ..kb import Engine
+from ..model import Release
+from . import SourceUnavailable, check_repository_path
+from ._archive import (ZIP_TAIL, ArchiveError, Members, ZipReader, matches_record, parse_record,
+                       read_tar_members, record_path)
+from ._http import HttpClient, Progress, RangeNotSupported
+
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+#: The largest index page read (vLLM's is under 100 KiB).
+MAX_INDEX_PAGE = 64 * 1024 * 1024
+#: The largest archive downloaded.
+MAX_ARCHIVE_BYTES = 4 * 1024 ** 3
+
+_PURE = Tag("py3", "none", "any")
+
+
+@dataclass(frozen=True)
+class ArchiveFile:
+    """One file of a version on the index."""
+
+    filename: str
+    url: str
+    sha256: str  # hex
+    size: int | None
+    kind: str  # "sdist" or "wheel"
+    version: str  # as its file name spells it, normalised
+    upload_time: str | None = None  # ISO 8601 (PEP 700)
+    pure: bool = False  # a py3-none-any wheel
+
+    @property
+    def suffix(self) -> str:
+        for suffix in (".tar.gz", ".zip", ".whl"):
+            if self.filename.endswith(suffix):
+                return suffix
+        return ""
+
+
+def configured_index_url() -> str | None:
+    """The primary index pip is configured with, else pip's default; None without pip and settings."""
+    return os.environ.get("PIP_INDEX_URL", "").strip() or _pip_setting("index-url") or _pip_default_index()
+
+
+def configured_cert() -> str | None:
+    """The CA bundle pip is configured with, if it names a file."""
+    cert = os.environ.get("PIP_CERT", "").strip() or _pip_setting("cert")
+    return cert if cert and os.path.isfile(cert) else None
+
+
+def _pip_setting(name: str) -> str | None:
+    """`name` as pip's configuration files set it for `pip install`, else globally."""
+    try:
+        from pip._internal.configuration import Configuration
+
+        configuration = Configuration(isolated=False)
+        configuration.load()
+        values = dict(configuration.items())
+    except Exception:  # pip's internals are no API: when they change, do without
+        return None
+    for section in ("install", "global"):
+        value = values.get(f"{section}.{name}")
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _pip_default_index() -> str | None:
+    try:
+        from pip._internal.models.index import PyPI
+
+        return str(PyPI.simple_url)
+    except Exception:  # as above
+        return None
+
+
+class PyPISource:
+    """An engine's releases on the package index.
+
+    `progress(done_bytes, total_bytes, label)`, when given, is told how
+    downloads go. `http` sets timeouts and retries (tests make them short).
+    """
+
+    def __init__(self, engine: Engine, index_url: str | None = None, include_prereleases: bool = False,
+                 progress: Progress | None = None, http: HttpClient | None = None) -> None:
+        self.engine = engine.key
+        self._engine = engine
+        self.index_url = (index_url or configured_index_url() or "").rstrip("/")
+        self.include_prereleases = include_prereleases
+        self.progress = progress
+        self._http = http or HttpClient(cafile=configured_cert())
+        self._files: dict[Version, list[ArchiveFile]] | None = None
+
+    def releases(self) -> list[Release]:
+        releases = []
+        for version, files in sorted(self._index_files().items()):
+            if version.is_prerelease and not self.include_prereleases:
+                continue
+            releases.append(self._release(choose_archive(files)))
+        return releases
+
+    def archive_of(self, release: Release) -> ArchiveFile:
+        """The file `release` is read from: the one its identity names, else the one chosen for its version."""
+        try:
+            files = self._index_files().get(Version(release.version))
+        except InvalidVersion:
+            files = None
+        if not files:
+            raise SourceUnavailable(f"{self._engine.package} {release.version}: no such version on the index "
+                                    f"(or only yanked files)")
+        if not release.identity:
+            return choose_archive(files)
+        for candidate in files:
+            if release.identity == f"sha256:{candidate.sha256}":
+                return candidate
+        raise SourceUnavailable(f"{self._engine.package} {release.version}: the index no longer offers "
+                                f"the archive {release.identity}")
+
+    def open(self, release: Release) -> PyPISnapshot:
+        archive = self.archive_of(release)
+        return PyPISnapshot(release, self._engine, _reader_for(archive, self._http, self.progress))
+
+    def _release(self, archive: ArchiveFile) -> Release:
+        engine = self._engine
+        forge = engine.repository.rstrip("/").removesuffix(".git")
+        return Release(engine.key, archive.version, date=_iso_date(archive.upload_time),
+                       identity=f"sha256:{archive.sha256}", url=f"{forge}/tree/{engine.tag(archive.version)}")
+
+    def _index_files(self) -> dict[Version, list[ArchiveFile]]:
+        if self._files is None:
+            self._files = self._read_index_page()
+        return self._files
+
+    def _read_index_page(self) -> dict[Version, list[ArchiveFile]]:
+        package = self._engine.package
+        if not self.index_url:
+            raise SourceUnavailable(f"{package}: no package index configured (set PIP_INDEX_URL)")
+        what = f"{package}: the index page"
+        page = self._http.get(f"{self.index_url}/{canonicalize_name(package)}/", what=what, accept=SIMPLE_JSON,
+                              limit=MAX_INDEX_PAGE)
+        if "json" not in page.content_type:
+            raise SourceUnavailable(f"{what} at {page.url} is {page.content_type or 'not JSON'}: "
+                                    "the index does not offer the JSON simple API (PEP 691)")
+        try:
+            data = json.loads(page.body)
+        except ValueError as exc:
+            raise SourceUnavailable(f"{what} at {page.url}: invalid JSON ({exc})") from None
+        return _files_by_version(data, page.url, package, what)
+
+
+def _files_by_version(data: object, base_url: str, package: str, what: str) -> dict[Version, list[ArchiveFile]]:
+    if not isinstance(data, dict) or not isinstance(data.get("files"), list):
+        raise SourceUnavailable(f"{what}: not a PEP 691 project page (no list of files)")
+    api_version = str((data.get("meta") or {}).get("api-version", "1.0"))
+    if api_version.split(".")[0] != "1":
+        raise SourceUnavailable(f"{what}: simple API version {api_version} is not supported (only 1.x)")
+    by_version: dict[Version, list[ArchiveFile]] = {}
+    for entry in data["files"]:
+        archive = _archive_file(entry, base_url, package) if isinstance(entry, dict) else None
+        if archive is not None:
+            by_version.setdefault(Version(archive.version), []).append(archive)
+    return by_version
+
+
+def _archive_file(entry: dict, base_url: str, package: str) -> ArchiveFile | None:
+    """The entry as a usable archive; None when it is yanked, has no sha256,
+    or is not an sdist or wheel of `package`."""
+    filename, url = entry.get("filename"), entry.get("url")
+    if not isinstance(filename, str) or not isinstance(url, str) or entry.get("yanked") not in (None, False):
+        return None
+    sha256 = (entry.get("hashes") or {}).get("sha256")
+    if not isinstance(sha256, str) or len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256.lower()):
+        return None
+    parsed = _parse_filename(filename, package)
+    if parsed is None:
+        return None
+    kind, version, pure = parsed
+    size = entry.get("size")
+    upload_time = entry.get("upload-time")
+    return ArchiveFile(filename=filename, url=urllib.parse.urljoin(base_url, url), sha256=sha256.lower(),
+                       size=size if isinstance(size, int) and size >= 0 else None, kind=kind, version=version,
+                       upload_time=upload_time if isinstance(upload_time, str) else None, pure=pure)
+
+
+def _parse_filename(filename: str, package: str) -> tuple[str, str, bool] | None:
+    """(kind, version, pure) of an sdist or wheel file name of `package`."""
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, tags = parse_wheel_filename(filename)
+            kind, pure = "wheel", _PURE in tags
+        elif filename.endswith((".tar.gz", ".zip")):
+            name, version = parse_sdist_filename(filename)
+            kind, pure = "sdist", False
+        else:
+            return None
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    if name != canonicalize_name(package):
+        return None
+    return kind, str(version), pure
+
+
+def choose_archive(files: Iterable[ArchiveFile]) -> ArchiveFile:
+    """The sdist (.tar.gz before .zip), else the py3-none-any wheel, else the first wheel by file name."""
+    return min(files, key=lambda f: (f.kind != "sdist", f.suffix != ".tar.gz", not f.pure, f.filename))
+
+
+def _iso_date(timestamp: str | None) -> str | None:
+    if not timestamp:
+        return None
+    try:
+        return _dt.date.fromisoformat(timestamp[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+class PyPISnapshot:
+    """One release's archive, read by repository path.
+
+    Members are read once and kept in memory; `prefetch(paths)` reads all the
+    paths the checks need in one pass over the archive.
+    """
+
+    def __init__(self, release: Release, engine: Engine, reader: _ArchiveReader) -> None:
+        self.release = release
+        self.archive = reader.archive
+        self._engine = engine
+        self._reader = reader
+        self._names: frozenset[str] | None = None
+        self._contents: dict[str, bytes] = {}
+        self._refused: dict[str, str] = {}
+        self._failure: SourceUnavailable | None = None
+
+    def read(self, path: str) -> bytes | None:
+        problem = check_repository_path(path)
+        if problem:
+            raise SourceUnavailable(f"{path}: {problem}")
+        member = self._engine.archive_path(path)
+        if member is None:
+            raise SourceUnavailable(f"{path}: {self._engine.name} release archives never ship it; "
+                                    f"they hold only {self._engine.archive_root}")
+        if self._unread({member}):
+            self._fetch({member})
+        if member in self._refused:
+            raise SourceUnavailable(f"{path}: {self.archive.filename}: {self._refused[member]}")
+        return self._contents.get(member)
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Read every one of `paths` that the archive may hold, in one pass; reads of the others raise later."""
+        wanted = {self._engine.archive_path(p) for p in paths if check_repository_path(p) is None}
+        missing = self._unread(wanted - {None})
+        if missing:
+            self._fetch(missing)
+
+    def _unread(self, members: set[str]) -> set[str]:
+        return {m for m in members if m not in self._contents and m not in self._refused
+                and (self._names is None or m in self._names)}
+
+    def _fetch(self, members: set[str]) -> None:
+        if self._failure is not None:
+            raise self._failure
+        try:
+            found = self._reader.read_members(members)
+        except ArchiveError as exc:
+            self._failure = SourceUnavailable(f"{self.archive.filename}: {exc}")
+            raise self._failure from None
+        except OSError as exc:  # the cache folder
+            self._failure = SourceUnavailable(f"{self.archive.filename}: {exc}")
+            raise self._failure from None
+        except SourceUnavailable as exc:
+            self._failure = exc
+            raise
+        self._names = found.names
+        self._contents.update(found.contents)
+        self._refused.update(found.refused)
+
+
+# -- reading archives ---------------------------------------------------------------------------------
+
+class _ArchiveReader:
+    """Reads members of one archive file; subclasses know its format and where its bytes come from."""
+
+    def __init__(self, archive: ArchiveFile, http: HttpClient, progress: Progress | None) -> None:
+        self.archive = archive
+        self.http = http
+        self.progress = progress
+
+    def read_members(self, wanted: set[str]) -> Members:
+        raise NotImplementedError
+
+
+class _TarSdist(_ArchiveReader):
+    def read_members(self, wanted: set[str]) -> Members:
+        with open(_local_copy(self.archive, self.http, self.progress), "rb") as raw:
+            return read_tar_members(raw, wanted)
+
+
+class _LocalZip(_ArchiveReader):
+    """A zip sdist, or a wheel downloaded whole."""
+
+    def read_members(self, wanted: set[str]) -> Members:
+        with open(_local_copy(self.archive, self.http, self.progress), "rb") as raw:
+            size = os.fstat(raw.fileno()).st_size
+            return ZipReader(_file_range(raw), size, strip_top_folder=self.archive.kind == "sdist").read_members(wanted)
+
+
+class _RemoteWheel(_ArchiveReader):
+    """A wheel read with range requests; downloaded whole when cached already or when the server cannot."""
+
+    def __init__(self, archive: ArchiveFile, http: HttpClient, progress: Progress | None) -> None:
+        super().__init__(archive, http, progress)
+        self._zip: ZipReader | None = None
+        self._record: dict[str, tuple[str, str]] | None = None
+        self._whole: _LocalZip | None = _LocalZip(archive, http, progress) if _cached(archive) else None
+        self._received = 0
+
+    def read_members(self, wanted: set[str]) -> Members:
+        if self._whole is None:
+            try:
+                return self._read_by_ranges(wanted)
+            except RangeNotSupported:
+                self._whole = _LocalZip(self.archive, self.http, self.progress)
+        return self._whole.read_members(wanted)
+
+    def _read_by_ranges(self, wanted: set[str]) -> Members:
+        zip_file = self._remote_zip()
+        record = self._manifest(zip_file)
+        found = zip_file.read_members(wanted)
+        for path, content in list(found.contents.items()):
+            listed = record.get(path)
+            if listed is None or not matches_record(content, listed):
+                del found.contents[path]
+                found.refused[path] = ("RECORD lists no sha256 for it, so it cannot be verified" if listed is None
+                                       else "its sha256 is not the one RECORD lists (corrupt or tampered)")
+        return found
+
+    def _remote_zip(self) -> ZipReader:
+        if self._zip is None:
+            size = self.archive.size
+            length = min(size, ZIP_TAIL) if size is not None else ZIP_TAIL
+            tail = self._part(size - length if size is not None else None, length)
+            self._zip = ZipReader(self._part, self.archive.size, tail=tail)
+        return self._zip
+
+    def _manifest(self, zip_file: ZipReader) -> dict[str, tuple[str, str]]:
+        if self._record is None:
+            path = record_path(zip_file.paths())
+            if path is None:
+                raise ArchiveError("a wheel without one *.dist-info/RECORD")
+            self._record = parse_record(zip_file.read(zip_file.member(path)))
+        return self._record
+
+    def _part(self, start: int | None, length: int) -> bytes:
+        """Bytes of the wheel; the first answer tells its size when the index did not."""
+        part = self.http.get_range(self.archive.url, start, length, what=self.archive.filename)
+        if self.archive.size is None and part.total is not None:
+            self.archive = replace(self.archive, size=part.total)
+        if part.total != self.archive.size:
+            raise SourceUnavailable(f"{self.archive.filename}: the server's file has {part.total} bytes, "
+                                    f"the index says {self.archive.size}")
+        self._received += len(part.body)
+        if self.progress:
+            self.progress(self._received, None, self.archive.filename)
+        return part.body
+
+
+def _reader_for(archive: ArchiveFile, http: HttpClient, progress: Progress | None) -> _ArchiveReader:
+    if archive.kind == "wheel":
+        return _RemoteWheel(archive, http, progress)
+    if archive.suffix == ".zip":
+        return _LocalZip(archive, http, progress)
+    return _TarSdist(archive, http, progress)
+
+
+def _file_range(raw):
+    def read_range(start: int, length: int) -> bytes:
+        raw.seek(start)
+        return raw.read(length)
+    return read_range
+
+
+# -- the download cache -------------------------------------------------------------------------------
+
+#: Cached files whose sha256 this process has checked, by (path, size, mtime, inode).
+_VERIFIED: set[tuple[str, int, int, int]] = set()
+
+
+def _cache_path(archive: ArchiveFile) -> Path:
+    return cache_dir("archives") / f"{archive.sha256}{archive.suffix}"
+
+
+def _cached(archive: ArchiveFile) -> bool:
+    return _cache_path(archive).is_file()
+
+
+def _local_copy(archive: ArchiveFile, http: HttpClient, progress: Progress | None) -> Path:
+    """The archive in the cache, downloaded and checked against its digest when it is not there or not intact."""
+    path = _cache_path(archive)
+    if path.is_file() and _intact(path, archive):
+        return path
+    path.unlink(missing_ok=True)
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=archive.suffix)
+    os.close(fd)
+    try:
+        digest = http.download(archive.url, partial, what=archive.filename, size=archive.size,
+                               limit=MAX_ARCHIVE_BYTES, progress=progress)
+        if digest != archive.sha256:
+            raise SourceUnavailable(f"{archive.filename}: digest mismatch: the index lists sha256 {archive.sha256}, "
+                                    f"the file downloaded has {digest}")
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+    _VERIFIED.add(_stamp(path))
+    return path
+
+
+def _intact(path: Path, archive: ArchiveFile) -> bool:
+    """Whether a cached copy has the archive's size, and (checked once per process) its sha256."""
+    stamp = _stamp(path)
+    if archive.size is not None and stamp[1] != archive.size:
+        return False
+    if stamp not in _VERIFIED:
+        if _sha256_of(path) != archive.sha256:
+            return False
+        _VERIFIED.add(stamp)
+    return True
+
+
+def _stamp(path: Path) -> tuple[str, int, int, int]:
+    status = path.stat()
+    return str(path), status.st_size, status.st_mtime_ns, status.st_ino
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as raw:
+        while chunk := raw.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
