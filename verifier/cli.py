@@ -265,6 +265,7 @@ def run_verify(args) -> int:
                     notes.append(f"error: {engine}: {exc}; its ledger is unchanged")
                     continue
                 runs.append(run)
+                notes.extend(run.skipped)
     except LedgerError as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -274,7 +275,7 @@ def run_verify(args) -> int:
             close = getattr(source, "close", None)
             if close:
                 close()
-    changes = [c for run in runs for c in status_changes(ledger.load(run.engine), run)]
+    changes = [c for run in runs for c in status_changes(ledger.load(run.engine), run.changed_releases)]
     results = [r for run in runs for r in run.results]
     text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded))
     sys.stdout.write(text)

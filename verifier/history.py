@@ -117,12 +117,8 @@ class StatusChange:
 
 
 def status_changes(ledger: EngineLedger, versions) -> list[StatusChange]:
-    """Entries whose verdict at one of `versions` differs from their previous decided verdict.
-
-    `versions` is an iterable of release versions, or anything with a `releases`
-    list of Release objects (a verify run).
-    """
-    wanted = {getattr(v, "version", v) for v in getattr(versions, "releases", versions)}
+    """Entries whose verdict at one of `versions` differs from their previous decided verdict."""
+    wanted = set(versions)
     found = []
     entries = sorted({e for r in ledger.releases.values() for e in r["entries"]})
     for entry in entries:

@@ -173,6 +173,7 @@ class Ledger:
         text = ledger.to_text()
         fd, temp = tempfile.mkstemp(prefix=f".{ledger.engine}.", suffix=".tmp", dir=self.folder)
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would surprise a repository file
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
                 handle.flush()
@@ -212,6 +213,12 @@ class Ledger:
             yield self
         finally:
             handle.close()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -101,6 +101,11 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
             progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
         results = verify_release(source, release, pairs, cache, verdicts=verdicts)
         run.results.extend(results)
+        if results and all(r.verdict.reason == "unavailable" for r in results):
+            # Nothing was learnt about the code; left out so that the next `--new` run tries again.
+            run.skipped.append(f"error: {engine} {release.version} could not be read "
+                               f"({results[0].verdict.message}); not recorded in the ledger")
+            continue
         if engine_ledger.record(release, results, source_label, now, __version__):
             run.changed_releases.append(release.version)
     if progress:

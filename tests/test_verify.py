@@ -1,0 +1,192 @@
+"""`gotchas verify` and `show` end to end against a package index served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from verifier import verify as verify_module
+from verifier.cli import main
+from verifier.ledger import Ledger
+
+from .conftest import METRICS_PY, SCHED_PY, VALID_ENTRY
+from .index_server import Faults, IndexServer, make_sdist
+
+OLD_SCHED = SCHED_PY.replace("        request.num_computed_tokens = 0\n", "        request.num_computed_tokens -= 1\n")
+
+
+def sdist(version: str, sched: str | None = SCHED_PY, metrics: str = METRICS_PY) -> bytes:
+    files = {"pkg/metrics.py": metrics.encode(), "setup.py": b""}
+    if sched is not None:
+        files["pkg/sched.py"] = sched.encode()
+    return make_sdist(files, top=f"vllm-{version}")
+
+
+@pytest.fixture
+def index(monkeypatch, tmp_path):
+    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with IndexServer() as server:
+        server.add("vllm", "vllm-0.1.0.tar.gz", sdist("0.1.0", OLD_SCHED), upload_time="2024-01-02T00:00:00Z")
+        server.add("vllm", "vllm-0.2.0.tar.gz", sdist("0.2.0"), upload_time="2024-02-03T00:00:00Z")
+        server.add("vllm", "vllm-0.10.0.tar.gz", sdist("0.10.0"), upload_time="2024-03-04T00:00:00Z")
+        server.add("vllm", "vllm-0.11.0rc1.tar.gz", sdist("0.11.0rc1", None))
+        monkeypatch.setenv("PIP_INDEX_URL", server.url)
+        yield server
+
+
+@pytest.fixture
+def kb(kb_root, monkeypatch):
+    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
+    monkeypatch.chdir(kb_root)
+    return kb_root
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def ledger_of(kb) -> dict:
+    return json.loads((kb / "ledger" / "vllm.json").read_text())
+
+
+def without_timestamps(text: str) -> str:
+    return re.sub(r'"verified_at": "[^"]*"', '"verified_at": ""', text)
+
+
+def test_verify_every_release_records_ranges_and_transitions(kb, index, capsys):
+    code, out, _ = run(capsys, "verify", "--engine", "vllm")
+    assert code == 1, out  # the entry changed status (changed in 0.1.0 -> holds in 0.2.0)
+    data = ledger_of(kb)
+    assert list(data["releases"]) == ["0.1.0", "0.2.0", "0.10.0"]  # PEP 440 order, no pre-release
+    first = data["releases"]["0.1.0"]
+    assert first["date"] == "2024-01-02" and first["identity"].startswith("sha256:") and first["source"] == "pypi"
+    zero = first["entries"]["ops-example"]["checks"]["zero"]
+    assert (zero["verdict"], zero["reason"]) == ("changed", "not-found")
+    assert data["releases"]["0.10.0"]["entries"]["ops-example"]["checks"]["zero"]["lines"] == [4, 4]
+    assert "ops-example: changed in vllm 0.1.0 → holds in 0.2.0" in out
+
+    code, out, _ = run(capsys, "show", "ops-example")
+    assert code == 0
+    assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in out
+    assert "metric: holds in 0.1.0 – 0.10.0 (latest)" in out
+    assert "zero: changed in 0.1.0 → holds in 0.2.0" in out
+    assert "after:  holds pkg/sched.py:4 in Scheduler.preempt" in out
+
+
+def test_second_run_is_served_from_the_cache_and_leaves_no_diff(kb, index, capsys):
+    run(capsys, "verify", "--engine", "vllm")
+    before = (kb / "ledger" / "vllm.json").read_bytes()
+    downloads = len([a for a in index.log if a.path.startswith("/files/")])
+    code, out, _ = run(capsys, "verify", "--engine", "vllm")
+    assert code == 0 and "0 status changes" in out
+    assert len([a for a in index.log if a.path.startswith("/files/")]) == downloads
+    assert (kb / "ledger" / "vllm.json").read_bytes() == before
+
+
+def test_new_verifies_only_unseen_releases_and_reports_them(kb, index, capsys, tmp_path):
+    run(capsys, "verify", "--engine", "vllm")
+    index.add("vllm", "vllm-0.11.0.tar.gz", sdist("0.11.0", None), upload_time="2024-05-06T00:00:00Z")
+    report = tmp_path / "report.md"
+    code, out, _ = run(capsys, "verify", "--new", "--report", str(report))
+    assert code == 1
+    assert "verified 1 release (0.11.0 – 0.11.0)" in out
+    text = report.read_text()
+    assert "0.11.0" in text and "`ops-example`" in text and "file-missing" in text
+    assert "holds in 0.10.0" in text and "changed in 0.11.0" in text
+    assert list(ledger_of(kb)["releases"]) == ["0.1.0", "0.2.0", "0.10.0", "0.11.0"]
+
+
+def test_release_and_since_select(kb, index, capsys):
+    code, out, _ = run(capsys, "verify", "--release", "0.2.0", "--format", "json")
+    assert {r["version"] for r in json.loads(out)} == {"0.2.0"}
+    code, out, _ = run(capsys, "verify", "--since", "0.2.0", "--format", "json")
+    assert {r["version"] for r in json.loads(out)} == {"0.2.0", "0.10.0"}
+    code, _, err = run(capsys, "verify", "--release", "9.9.9")
+    assert code == 2 and "no release 9.9.9" in err
+
+
+def test_check_uses_the_latest_release_from_the_index(kb, index, capsys):
+    code, out, _ = run(capsys, "check", "--format", "json")
+    assert code == 0
+    assert {(r["version"], r["verdict"]) for r in json.loads(out)} == {("0.10.0", "holds")}
+    code, out, _ = run(capsys, "check", "--release", "0.1.0", "--format", "json")
+    assert code == 1
+    assert {r["check"]: r["verdict"] for r in json.loads(out)} == {"zero": "changed", "metric": "holds"}
+
+
+def test_a_corrupt_download_is_an_error_never_changed(kb, index, capsys):
+    run(capsys, "verify", "--engine", "vllm")
+    before = (kb / "ledger" / "vllm.json").read_text()
+    index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0", None), faults=Faults(lying_digest=True))
+    code, out, _ = run(capsys, "verify", "--new", "--format", "json")
+    assert code == 3
+    records = json.loads(out)
+    assert records and {(r["verdict"], r["reason"]) for r in records} == {("error", "unavailable")}
+    assert all("digest" in r["message"] for r in records)
+    # An unreadable release is not recorded: the next --new run tries it again.
+    assert (kb / "ledger" / "vllm.json").read_text() == before
+
+
+def test_an_unreachable_index_is_an_error_and_the_ledger_is_kept(kb, index, capsys, monkeypatch):
+    run(capsys, "verify", "--engine", "vllm")
+    before = (kb / "ledger" / "vllm.json").read_text()
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # the discard port: refused
+    code, out, _ = run(capsys, "verify", "--engine", "vllm")
+    assert code == 3
+    assert "error: vllm:" in out and "its ledger is unchanged" in out
+    assert (kb / "ledger" / "vllm.json").read_text() == before
+
+
+def test_an_interrupted_run_leaves_the_ledger_as_it_was(kb, index, capsys, monkeypatch):
+    run(capsys, "verify", "--release", "0.1.0")
+    before = (kb / "ledger" / "vllm.json").read_bytes()
+    real = verify_module.verify_release
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "verify_release", interrupted)
+    code, _, _ = run(capsys, "verify", "--engine", "vllm")
+    assert code == 130
+    assert (kb / "ledger" / "vllm.json").read_bytes() == before
+    assert not list((kb / "ledger").glob(".vllm.*"))
+
+
+def test_the_ledger_is_recomputable(kb, index, capsys):
+    run(capsys, "verify")
+    first = (kb / "ledger" / "vllm.json").read_text()
+    (kb / "ledger" / "vllm.json").unlink()
+    run(capsys, "verify")
+    assert without_timestamps((kb / "ledger" / "vllm.json").read_text()) == without_timestamps(first)
+
+
+def test_a_locked_ledger_refuses_clearly(kb, index, capsys):
+    with Ledger(kb / "ledger").lock():
+        code, _, err = run(capsys, "verify", "--engine", "vllm")
+    assert code == 3 and "locked by gotchas run pid" in err
+
+
+def test_ledger_option_puts_it_elsewhere(kb, index, capsys, tmp_path):
+    run(capsys, "verify", "--ledger", str(tmp_path / "elsewhere"))
+    assert (tmp_path / "elsewhere" / "vllm.json").is_file()
+    assert not (kb / "ledger" / "vllm.json").exists()
+    code, out, _ = run(capsys, "show", "ops-example", "--ledger", str(tmp_path / "elsewhere"))
+    assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in out
+
+
+def test_a_corrupt_ledger_is_reported_not_overwritten(kb, index, capsys):
+    (kb / "ledger").mkdir()
+    (kb / "ledger" / "vllm.json").write_text('{"engine": "vllm", "releases": {')
+    code, _, err = run(capsys, "verify", "--engine", "vllm")
+    assert code == 3 and "vllm.json:1: not valid JSON" in err
+    assert (kb / "ledger" / "vllm.json").read_text() == '{"engine": "vllm", "releases": {'
