@@ -93,6 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--format", choices=report.RUN_FORMATS, default="text")
     verify.set_defaults(run=run_verify)
 
+    locate = commands.add_parser(
+        "locate", help="where a symbol or code fragment lives in a release",
+        description="Every definition of a dotted symbol, and every occurrence of a code fragment "
+                    "($NAME and $$$ allowed), in the Python files of one release, with the enclosing symbol.")
+    locate.add_argument("engine", metavar="ENGINE")
+    locate.add_argument("code", metavar="CODE", help="a symbol (Scheduler.schedule) or a fragment (self.running.pop())")
+    locate.add_argument("--release", default="latest", metavar="V", help="the release to search (default: latest)")
+    locate.add_argument("--source", default="pypi", metavar="SPEC", help="pypi (default), git:URL_OR_PATH, or dir:PATH")
+    locate.add_argument("--limit", type=int, default=50, help="show at most this many places of each kind")
+    locate.set_defaults(run=run_locate)
+
     show = commands.add_parser("show", help="an entry's status, ranges and transitions, from the ledger")
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
@@ -232,7 +243,7 @@ def run_check(args) -> int:
                 continue
             progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} files",
                             force=True)
-            results.extend(verify_release(source, release, engine_pairs))
+            results.extend(verify_release(source, release, engine_pairs, relocate=lambda result: True))
             progress.done()
     sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
     return _exit_code(diagnostics, results, any(r.verdict.status == CHANGED for r in results))
@@ -312,6 +323,42 @@ def run_show(args) -> int:
     except LedgerError as exc:
         raise UsageError(str(exc)) from None
     return EXIT_OK
+
+
+def run_locate(args) -> int:
+    from . import locate
+
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    progress = Progress()
+    source = _make_source(kb, args.engine, args.source, progress)
+    try:
+        release = choose_releases(source.releases(), set(), versions=[args.release])[0]
+        snapshot = source.open(release)
+        progress.status(f"{args.engine} {release.version}: reading the Python files", force=True)
+        files = locate.read_python_files(snapshot)
+        progress.done()
+    except LookupError as exc:
+        raise UsageError(f"{args.engine}: {exc}") from None
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{kb.engines[args.engine].name} {release.version}: {len(files)} Python files")
+    found = 0
+    if locate.is_symbol(args.code):
+        places = locate.find_symbol(snapshot, args.code, files)
+        found += len(places)
+        print(f"definitions of {args.code}:" if places else f"no definition of {args.code}")
+        for place in places[: args.limit]:
+            print(f"  {place}")
+    places = locate.find_fragment(snapshot, args.code, files)
+    found += len(places)
+    print(f"occurrences of {args.code!r}: {len(places)}" if places else f"no occurrence of {args.code!r}")
+    for place in places[: args.limit]:
+        print(f"  {place}")
+    if len(places) > args.limit:
+        print(f"  ... and {len(places) - args.limit} more (--limit)")
+    return EXIT_OK if found else EXIT_FINDINGS
 
 
 def run_schema(args) -> int:

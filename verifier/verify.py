@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from . import __version__
+from . import __version__, locate
 from .evaluate import FileCache, evaluate
 from .ledger import Ledger, version_key
-from .model import ERROR, CheckResult, Entry, Release, Verdict
+from .model import CHANGED, ERROR, HOLDS, CheckResult, Entry, Release, Verdict
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .verdicts import VerdictCache
@@ -24,8 +24,14 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
 
 
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
-                   progress: Callable[[int], None] | None = None, verdicts=None) -> list[CheckResult]:
-    """Every (entry, check) of the source's engine against one release."""
+                   progress: Callable[[int], None] | None = None, verdicts=None,
+                   relocate: Callable[[CheckResult], bool] | None = None) -> list[CheckResult]:
+    """Every (entry, check) of the source's engine against one release.
+
+    For each `changed` result that `relocate` picks, the verdict's hint also says
+    where in this release the symbol or fragment now lives (a search of the
+    whole release, so it is asked only where it is worth it).
+    """
     cache = cache or FileCache()
     try:
         snapshot = source.open(release)
@@ -46,10 +52,31 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                                        entry.file))
             if progress:
                 progress(1)
+        if relocate is not None:
+            results = _with_relocations(results, snapshot, relocate)
     finally:
         close = getattr(snapshot, "close", None)
         if close is not None:
             close()
+    return results
+
+
+def _with_relocations(results: list[CheckResult], snapshot, relocate) -> list[CheckResult]:
+    wanted = [i for i, r in enumerate(results)
+              if r.verdict.status == CHANGED and r.verdict.reason != "present" and relocate(r)]
+    if not wanted:
+        return results
+    try:
+        files = locate.read_python_files(snapshot)
+    except SourceUnavailable:
+        return results
+    results = list(results)
+    for i in wanted:
+        hint = locate.relocation_hint(results[i].check, snapshot, files)
+        if hint:
+            verdict = results[i].verdict
+            combined = f"{hint}; {verdict.hint}" if verdict.hint else hint
+            results[i] = replace(results[i], verdict=replace(verdict, hint=combined))
     return results
 
 
@@ -62,6 +89,22 @@ class EngineRun:
     results: list[CheckResult] = field(default_factory=list)
     changed_releases: list[str] = field(default_factory=list)  # whose ledger record changed
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
+
+
+def _last_statuses(ledger, before: str | None) -> dict[tuple[str, str], str]:
+    """(entry, check) -> its last decided status in the ledger's releases before `before`."""
+    statuses: dict[tuple[str, str], str] = {}
+    if before is None:
+        return statuses
+    limit = version_key(before)
+    for version in ledger.versions():
+        if version_key(version) >= limit:
+            break
+        for entry, record in ledger.releases[version]["entries"].items():
+            for check, verdict in record["checks"].items():
+                if verdict["verdict"] != ERROR:
+                    statuses[(entry, check)] = verdict["verdict"]
+    return statuses
 
 
 def choose_releases(available: list[Release], known: set[str], *, versions: list[str] | None = None,
@@ -96,10 +139,20 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     run.releases = choose_releases(available, set(engine_ledger.releases), versions=versions, since=since, new=new)
     cache = FileCache()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
+    newest = available[-1].version if available else None
     for index, release in enumerate(run.releases, 1):
         if progress:
             progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
-        results = verify_release(source, release, pairs, cache, verdicts=verdicts)
+
+        def worth_relocating(result: CheckResult, release=release) -> bool:
+            # Where a check stops holding, and at the newest release: the places a reader looks.
+            return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
+
+        results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating)
+        for result in results:
+            if result.verdict.status != ERROR:
+                last_status[(result.entry, result.check.id)] = result.verdict.status
         run.results.extend(results)
         if results and all(r.verdict.reason == "unavailable" for r in results):
             # Nothing was learnt about the code; left out so that the next `--new` run tries again.

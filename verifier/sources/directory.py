@@ -39,6 +39,20 @@ class DirectorySnapshot:
         self.root = root.resolve()
         self.strip = strip
 
+    def paths(self) -> list[str]:
+        """The repository path of every regular file in the tree (symlinks and dot-folders left out)."""
+        found = []
+        for folder, dirs, files in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
+            relative = Path(folder).relative_to(self.root).as_posix()
+            for name in files:
+                full = os.path.join(folder, name)
+                if os.path.islink(full) or not os.path.isfile(full):
+                    continue
+                path = name if relative == "." else f"{relative}/{name}"
+                found.append(self.strip + path)
+        return sorted(found)
+
     def read(self, path: str) -> bytes | None:
         problem = check_repository_path(path)
         if problem:

@@ -297,6 +297,12 @@ class PyPISnapshot:
             raise SourceUnavailable(f"{path}: {self.archive.filename}: {self._refused[member]}")
         return self._contents.get(member)
 
+    def paths(self) -> list[str]:
+        """The repository path of every plain file the archive holds."""
+        if self._names is None:
+            self._fetch(set())
+        return sorted(self._engine.repository_path(name) for name in self._names or ())
+
     def prefetch(self, paths: Iterable[str]) -> None:
         """Read every one of `paths` that the archive may hold, in one pass; reads of the others raise later."""
         wanted = {self._engine.archive_path(p) for p in paths if check_repository_path(p) is None}

@@ -1,0 +1,171 @@
+"""Finding where code lives in a release: for `gotchas locate`, and for relocation hints.
+
+A search goes through the Python files of a snapshot, cheaply prefiltered by
+bytes (a definition's name, or a fragment's rarest literal token), and only
+parses the candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import code
+from .code._tokens import ELLIPSIS_META, META, NAME, STRING
+from .evaluate import FileCache
+from .model import Check
+from .sources import SourceUnavailable
+
+_SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+#: Files parsed at most in one search.
+MAX_CANDIDATES = 400
+
+
+@dataclass(frozen=True)
+class Place:
+    path: str
+    lines: tuple[int, int]
+    symbol: str | None
+    what: str  # "definition" or "fragment"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.lines[0]}" + (f"-{self.lines[1]}" if self.lines[1] != self.lines[0] else "")
+        return where + (f" in {self.symbol}" if self.symbol else "")
+
+
+def is_symbol(text: str) -> bool:
+    return bool(_SYMBOL.fullmatch(text.strip()))
+
+
+def python_paths(snapshot) -> list[str]:
+    paths = getattr(snapshot, "paths", None)
+    if paths is None:
+        return []
+    return [p for p in paths() if p.endswith((".py", ".pyi"))]
+
+
+def read_python_files(snapshot) -> dict[str, bytes]:
+    """Every Python file of the release, by path (one pass over an archive)."""
+    return _read_all(snapshot, python_paths(snapshot))
+
+
+def _read_all(snapshot, paths: list[str]) -> dict[str, bytes]:
+    prefetch = getattr(snapshot, "prefetch", None)
+    if prefetch is not None:
+        prefetch(paths)
+    contents = {}
+    for path in paths:
+        try:
+            data = snapshot.read(path)
+        except SourceUnavailable:
+            continue
+        if data is not None:
+            contents[path] = data
+    return contents
+
+
+def find_symbol(snapshot, symbol: str, files: dict[str, bytes] | None = None,
+                cache: FileCache | None = None) -> list[Place]:
+    """Every definition of `symbol`, or else of a symbol ending in its last part, across the release."""
+    last = symbol.rsplit(".", 1)[-1]
+    pattern = re.compile(rb"(?:def|class)\s+" + re.escape(last.encode()) + rb"\b|^\s*" + re.escape(last.encode())
+                         + rb"\s*[:=]", re.MULTILINE)
+    files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
+    cache = cache or FileCache()
+    exact, similar = [], []
+    for path, data in _candidates(files, pattern):
+        source = cache.get(path, data)
+        for name, scope in source.definitions():
+            if name == symbol or name.endswith("." + symbol):
+                exact.append(_place(source, scope, name, "definition"))
+            elif name.rsplit(".", 1)[-1] == last:
+                similar.append(_place(source, scope, name, "definition"))
+    return exact or similar
+
+
+def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None = None,
+                  cache: FileCache | None = None) -> list[Place]:
+    """Every occurrence of a `contains` fragment across the release's Python files."""
+    fragment = code.Fragment(fragment_code)
+    literals = [t.text for t in fragment.tokens if t.kind not in (META, ELLIPSIS_META)]
+    if not literals:
+        return []
+    # The longest name or string is the rarest, usually: files without it cannot match.
+    key = max(literals, key=lambda t: (t.isidentifier() or t[:1] in "'\"", len(t)))
+    pattern = re.compile(re.escape(key.encode()))
+    files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
+    cache = cache or FileCache()
+    places = []
+    for path, data in _candidates(files, pattern):
+        source = cache.get(path, data)
+        for span in source.find(fragment, source.whole()):
+            places.append(Place(path, source.lines_of(span), source.symbol_at(span.start), "fragment"))
+    return places
+
+
+def find_text(snapshot, text: str, files: dict[str, bytes] | None = None, cache: FileCache | None = None) -> list[Place]:
+    """Every string literal containing `text` (whitespace folded) across the release's Python files."""
+    from .code import _python
+
+    wanted = code.fold_whitespace(text)
+    words = [w for w in re.split(r"\W+", wanted) if w]
+    if not words:
+        return []
+    pattern = re.compile(re.escape(max(words, key=len).encode()))
+    files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
+    cache = cache or FileCache()
+    places = []
+    for path, data in _candidates(files, pattern):
+        source = cache.get(path, data)
+        for node, value in _python.string_literals(source.root, 0, source.byte(len(source.text))):
+            if wanted in code.fold_whitespace(value):
+                span = code.Span(source.char(node.start_byte), source.char(node.end_byte))
+                places.append(Place(path, source.lines_of(span), source.symbol_at(span.start), "string"))
+    return places
+
+
+def _candidates(files: dict[str, bytes], pattern: re.Pattern):
+    count = 0
+    for path in sorted(files):
+        data = files[path]
+        if pattern.search(data):
+            yield path, data
+            count += 1
+            if count >= MAX_CANDIDATES:
+                return
+
+
+def _place(source: code.SourceFile, scope: code.Scope, name: str, what: str) -> Place:
+    return Place(source.path, source.lines_of(code.Span(scope.start, scope.end)), name, what)
+
+
+def relocation_hint(check: Check, snapshot, files: dict[str, bytes] | None = None) -> str | None:
+    """Where, in this release, what a changed check looks for now lives; None when nowhere else."""
+    try:
+        places: list[Place] = []
+        if check.matcher == "defines":
+            places = find_symbol(snapshot, check.pattern, files)
+        elif check.matcher == "contains":
+            places = find_fragment(snapshot, check.pattern, files)
+            if not places and check.scope:
+                places = find_symbol(snapshot, check.scope, files)
+        elif check.matcher == "string":
+            places = find_text(snapshot, check.pattern, files)
+        elif check.scope:
+            places = find_symbol(snapshot, check.scope, files)
+    except (SourceUnavailable, code.BudgetExceeded):
+        return None
+    places = [p for p in places if not (p.path == check.path and p.symbol == check.scope)]
+    if not places:
+        return None
+    wanted_name = (check.scope or check.pattern).rsplit(".", 1)[-1]
+
+    def likeness(place: Place):
+        # The same name in the same file is the likeliest new home; tests are the least likely.
+        return ((place.symbol or "").rsplit(".", 1)[-1] != wanted_name, place.path != check.path,
+                place.path.startswith("tests/") or "/tests/" in place.path, place.path, place.lines)
+
+    places.sort(key=likeness)
+    shown = "; ".join(str(p) for p in places[:3])
+    more = f" (and {len(places) - 3} more)" if len(places) > 3 else ""
+    return f"now at {shown}{more}"
