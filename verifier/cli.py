@@ -104,6 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
     locate.add_argument("--limit", type=int, default=50, help="show at most this many places of each kind")
     locate.set_defaults(run=run_locate)
 
+    bisect = commands.add_parser(
+        "bisect", help="the commit at which a check flipped, from a git source",
+        description="Find the first commit between two releases at which a check changed status, testing only "
+                    "commits that touched the check's file. The releases are the last flip the ledger shows, "
+                    "or the last flip among the git source's releases, or --between GOOD BAD.")
+    bisect.add_argument("id", metavar="ID", help="the entry")
+    bisect.add_argument("check", metavar="CHECK", help="the check's id")
+    bisect.add_argument("--source", required=True, metavar="git:URL_OR_PATH")
+    bisect.add_argument("--between", nargs=2, metavar=("GOOD", "BAD"), help="the two releases to search between")
+    bisect.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    bisect.set_defaults(run=run_bisect)
+
     show = commands.add_parser("show", help="an entry's status, ranges and transitions, from the ledger")
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
@@ -359,6 +371,74 @@ def run_locate(args) -> int:
     if len(places) > args.limit:
         print(f"  ... and {len(places) - args.limit} more (--limit)")
     return EXIT_OK if found else EXIT_FINDINGS
+
+
+def run_bisect(args) -> int:
+    from . import bisect, history
+
+    kb = _kb(args)
+    path = _entry_files(kb, [args.id])[0]
+    loaded = load_entry(path, display=_display(kb, path))
+    if loaded.entry is None:
+        raise UsageError(f"{args.id}: the entry cannot be read; run `gotchas check {args.id}`")
+    check = next((c for c in loaded.entry.checks if c.id == args.check), None)
+    if check is None:
+        raise UsageError(f"{args.id} has no well-formed check {args.check!r}; "
+                         f"checks: {', '.join(c.id for c in loaded.entry.checks)}")
+    if not args.source.startswith("git:"):
+        raise UsageError("bisect needs a git source: --source git:URL_OR_PATH")
+    source = _make_source(kb, check.engine, args.source)
+    try:
+        releases = source.releases()
+        by_version = {r.version: r for r in releases}
+        if args.between:
+            missing = [v for v in args.between if v not in by_version]
+            if missing:
+                raise UsageError(f"no release {', '.join(missing)} in {args.source}")
+            good, bad = (by_version[v] for v in args.between)
+            with source.open(good) as a, source.open(bad) as b:
+                from .evaluate import evaluate
+                old, new = evaluate(check, a).status, evaluate(check, b).status
+        else:
+            flips = [t for t in history.transitions(Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine),
+                                                    loaded.entry.id) if t.check == check.id]
+            flip = None
+            if flips and flips[-1].before_version in by_version and flips[-1].after_version in by_version:
+                t = flips[-1]
+                flip = (by_version[t.before_version], by_version[t.after_version], t.before["verdict"],
+                        t.after["verdict"])
+            if flip is None:
+                flip = bisect.find_flip(source, check, releases)
+            if flip is None:
+                print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
+                return EXIT_FINDINGS
+            good, bad, old, new = flip
+        if old == new:
+            print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
+            return EXIT_FINDINGS
+        result = bisect.bisect(source, check, good, bad, old, new)
+    except bisect.BisectError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{loaded.entry.id} / {check.id}: {old} in {good.version}, {new} in {bad.version}")
+    print(f"  {result.candidates} commits touched {check.path}; {result.tested} tested")
+    if result.commit is None:
+        print(f"  no commit between them touching {check.path} has the new status")
+        source.close()
+        return EXIT_FINDINGS
+    engine = kb.engines[check.engine]
+    print(f"  first commit where it is {new}: {result.commit} {source.commit_summary(result.commit)}")
+    print(f"  {engine.repository.rstrip('/').removesuffix('.git')}/commit/{result.commit}")
+    v = result.verdict
+    if v.reason:
+        print(f"  {v.reason}: {v.message or ''}")
+    if v.hint:
+        print(f"  hint: {v.hint}")
+    source.close()
+    return EXIT_OK
 
 
 def run_schema(args) -> int:

@@ -194,6 +194,12 @@ class GitSource:
             listing = repo.git.log("--format=%H", "--reverse", f"{start}..{end}", "--", f":(literal){path}")
         return listing.split()
 
+    def commit_summary(self, sha: str) -> str:
+        """The first line of a commit's message, for people."""
+        repo = self._repository()
+        with _unavailable(f"{self.location}: cannot read commit {sha}"):
+            return str(repo.commit(sha).summary)
+
     def _resolve_commit(self, revision: str, what: str) -> str:
         """The full sha of the commit a revision names.
 

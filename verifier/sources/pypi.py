@@ -66,6 +66,8 @@ MAX_INDEX_PAGE = 64 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 4 * 1024 ** 3
 
 _PURE = Tag("py3", "none", "any")
+#: A wheel is read by range requests for at most this many members at once; more, and it is downloaded whole.
+RANGE_READ_MAX_MEMBERS = 64
 
 
 @dataclass(frozen=True)
@@ -373,6 +375,9 @@ class _RemoteWheel(_ArchiveReader):
         self._received = 0
 
     def read_members(self, wanted: set[str]) -> Members:
+        if self._whole is None and len(wanted) > RANGE_READ_MAX_MEMBERS:
+            # One request per member stops paying off: the whole file costs less, and gets its digest checked.
+            self._whole = _LocalZip(self.archive, self.http, self.progress)
         if self._whole is None:
             try:
                 return self._read_by_ranges(wanted)

@@ -1,0 +1,72 @@
+"""The first commit between two releases at which a check flipped.
+
+Only commits that touched the check's file can flip it, so those are the
+candidates; the search is a binary search over them, assuming the check
+flips once between the two releases (if it flips back and forth, the commit
+found is one at which it flipped, not necessarily the first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .evaluate import FileCache, evaluate
+from .model import ERROR, Check, Release, Verdict
+
+
+@dataclass(frozen=True)
+class BisectResult:
+    check: Check
+    good: Release  # the release where the check had its old status
+    bad: Release  # the release where it had the new one
+    old: str
+    new: str
+    commit: str | None  # the first commit with the new status; None when no commit between them touched the file
+    verdict: Verdict | None  # the check's verdict at that commit
+    tested: int  # commits evaluated
+    candidates: int  # commits that touched the file
+
+
+class BisectError(Exception):
+    pass
+
+
+def find_flip(source, check: Check, releases: list[Release], cache: FileCache | None = None):
+    """The last pair of consecutive releases where the check's status differs (errors skipped)."""
+    cache = cache or FileCache()
+    previous = None
+    flip = None
+    for release in releases:
+        with source.open(release) as snapshot:
+            verdict = evaluate(check, snapshot, cache)
+        if verdict.status == ERROR:
+            continue
+        if previous is not None and previous[1] != verdict.status:
+            flip = (previous[0], release, previous[1], verdict.status)
+        previous = (release, verdict.status)
+    return flip
+
+
+def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str) -> BisectResult:
+    """Binary search over the commits after `good` up to `bad` that touched the check's file."""
+    with source.open(good) as start, source.open(bad) as end:
+        good_commit, bad_commit = start.commit, end.commit
+    commits = source.commits_touching(check.path, good_commit, bad_commit)
+    cache = FileCache()
+    low, high = 0, len(commits) - 1  # the answer is in commits[low..high], if anywhere
+    found: tuple[str, Verdict] | None = None
+    tested = 0
+    while low <= high:
+        middle = (low + high) // 2
+        with source.open_commit(commits[middle]) as snapshot:
+            verdict = evaluate(check, snapshot, cache)
+        tested += 1
+        if verdict.status == ERROR:
+            raise BisectError(f"commit {commits[middle][:12]}: {verdict.reason}: {verdict.message}")
+        if verdict.status == new:
+            found = (commits[middle], verdict)
+            high = middle - 1
+        else:
+            low = middle + 1
+    return BisectResult(check, good, bad, old, new, found[0] if found else None, found[1] if found else None,
+                        tested, len(commits))
