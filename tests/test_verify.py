@@ -190,3 +190,13 @@ def test_a_corrupt_ledger_is_reported_not_overwritten(kb, index, capsys):
     code, _, err = run(capsys, "verify", "--engine", "vllm")
     assert code == 3 and "vllm.json:1: not valid JSON" in err
     assert (kb / "ledger" / "vllm.json").read_text() == '{"engine": "vllm", "releases": {'
+
+
+def test_new_fills_in_the_history_of_an_edited_entry(kb, index, capsys):
+    run(capsys, "verify", "--engine", "vllm")
+    entry = kb / "gotchas" / "ops-example.md"
+    entry.write_text(entry.read_text().replace('string: "vllm:num_preemptions"', 'string: "vllm:num_"'))
+    code, out, _ = run(capsys, "verify", "--new", "--format", "json")
+    assert {r["version"] for r in json.loads(out)} == {"0.1.0", "0.2.0", "0.10.0"}
+    code, out, _ = run(capsys, "verify", "--new")
+    assert "no release to verify" in out

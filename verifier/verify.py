@@ -91,6 +91,15 @@ class EngineRun:
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
 
 
+def _stale(record: dict, pairs) -> bool:
+    """Whether a ledger release record lacks a verdict of some check as it is written now."""
+    for entry, check in pairs:
+        verdict = record["entries"].get(entry.id, {}).get("checks", {}).get(check.id)
+        if verdict is None or verdict.get("check") != check.fingerprint:
+            return True
+    return False
+
+
 def _last_statuses(ledger, before: str | None) -> dict[tuple[str, str], str]:
     """(entry, check) -> its last decided status in the ledger's releases before `before`."""
     statuses: dict[tuple[str, str], str] = {}
@@ -109,7 +118,7 @@ def _last_statuses(ledger, before: str | None) -> dict[tuple[str, str], str]:
 
 def choose_releases(available: list[Release], known: set[str], *, versions: list[str] | None = None,
                     since: str | None = None, new: bool = False) -> list[Release]:
-    """The releases a run verifies: named ones, those from `since` on, those not in the ledger, or all."""
+    """The releases a run verifies: named ones, those from `since` on, those not in `known`, or all."""
     if versions:
         by_version = {r.version: r for r in available}
         missing = [v for v in versions if v not in by_version and v != "latest"]
@@ -136,7 +145,10 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     run = EngineRun(engine)
     engine_ledger = ledger.load(engine)
     available = source.releases()
-    run.releases = choose_releases(available, set(engine_ledger.releases), versions=versions, since=since, new=new)
+    # With --new, a release counts as seen only when it has a verdict of every check as written now,
+    # so that a new or edited entry gets its history filled in by the next scheduled run.
+    seen = {v for v in engine_ledger.releases if not _stale(engine_ledger.releases[v], pairs)}
+    run.releases = choose_releases(available, seen, versions=versions, since=since, new=new)
     cache = FileCache()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
