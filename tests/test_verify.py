@@ -200,3 +200,13 @@ def test_new_fills_in_the_history_of_an_edited_entry(kb, index, capsys):
     assert {r["version"] for r in json.loads(out)} == {"0.1.0", "0.2.0", "0.10.0"}
     code, out, _ = run(capsys, "verify", "--new")
     assert "no release to verify" in out
+
+
+def test_the_registry_floor_bounds_a_run_without_since(kb, index, capsys):
+    registry = kb / "gotchas" / "engines.yaml"
+    registry.write_text(registry.read_text().replace("  tag_pattern: \"v{version}\"\nsglang:",
+                                                     "  tag_pattern: \"v{version}\"\n  oldest: \"0.2.0\"\nsglang:"))
+    code, out, _ = run(capsys, "verify", "--format", "json")
+    assert {r["version"] for r in json.loads(out)} == {"0.2.0", "0.10.0"}
+    code, out, _ = run(capsys, "verify", "--since", "0.1.0", "--format", "json")
+    assert {r["version"] for r in json.loads(out)} == {"0.1.0", "0.2.0", "0.10.0"}

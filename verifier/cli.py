@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
                         help="pypi (default), git:URL_OR_PATH, or dir:PATH")
     verify.add_argument("--release", action="append", metavar="V", help="only this release (repeatable; 'latest')")
-    verify.add_argument("--since", metavar="V", help="only releases from V on")
+    verify.add_argument("--since", metavar="V",
+                        help="only releases from V on (default: the engine's `oldest` in gotchas/engines.yaml)")
     verify.add_argument("--new", action="store_true", help="only releases the ledger has not seen")
     verify.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     verify.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
@@ -279,7 +280,7 @@ def run_verify(args) -> int:
                 engine_pairs = [p for p in pairs if p[1].engine == engine]
                 try:
                     run = verify_engine(engine, sources[engine], engine_pairs, ledger, versions=args.release,
-                                        since=args.since, new=args.new, source_label=_label(args, engine),
+                                        since=args.since or kb.engines[engine].oldest or None, new=args.new, source_label=_label(args, engine),
                                         progress=progress, verdicts=verdicts,
                                         prune={e.id for e in entries} if not args.entries else None)
                 except LookupError as exc:

@@ -14,7 +14,7 @@ ENGINES_FILE = "engines.yaml"
 SCHEMES_FILE = "schemes.yaml"
 CONCEPTS_FILE = "concepts.yaml"
 
-_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root"}
+_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root", "oldest"}
 _ENGINE_REQUIRED = {"name", "package", "repository", "tag_pattern"}
 
 
@@ -30,6 +30,7 @@ class Engine:
     repository: str  # git URL
     tag_pattern: str  # git tag of a release, `{version}` standing for the version
     archive_root: str = ""  # repository folder that release archives hold at their root (SGLang: python/)
+    oldest: str = ""  # the oldest release the KB tracks: `verify` without --since starts there
 
     def tag(self, version: str) -> str:
         return self.tag_pattern.replace("{version}", version)
