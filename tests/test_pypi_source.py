@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import shutil
 import io
 import os
 import tarfile
@@ -215,8 +217,11 @@ def test_hostile_tar_members_are_never_returned_nor_written(index, tmp_path, mon
     assert snapshot.read("toy/core.py") == CORE
     for path in ("toy/link.py", "toy/alias.py", "toy/hard.py", "toy/dev.py", "toy/fifo.py", "evil.py", "tmp/evil.py"):
         assert snapshot.read(path) is None, path
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".gz"]
+    # The member store names what it keeps by content hash, never by a name from the archive.
+    store = tmp_path / "cache" / "members"
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".gz" and store not in p.parents]
     assert written == []
+    assert all(re.fullmatch(r"[0-9a-f]{64}(\.json\.z)?", p.name) for p in store.rglob("*") if p.is_file())
     assert not Path("/tmp/evil.py").exists()
 
 
@@ -313,6 +318,7 @@ def test_a_damaged_cached_file_is_downloaded_again(index, cache):
     source(index).open(only_release(source(index))).read("toy/core.py")
     [cached] = cache.iterdir()
     cached.write_bytes(bytes(cached.stat().st_size))  # same size, other bytes
+    shutil.rmtree(cache.parent / "members")  # so that the member must come from the archive again
     assert source(index).open(only_release(source(index))).read("toy/core.py") == CORE
     assert len(index.answers_for("toy-1.0.tar.gz")) == 2
     assert cached.read_bytes() == index.files["toy-1.0.tar.gz"].content
@@ -415,3 +421,44 @@ def test_a_wheel_that_lists_a_member_twice_is_refused_for_it(index):
     with pytest.raises(SourceUnavailable, match="lists it twice"):
         snapshot.read("python/split/srt/x.py")
     assert snapshot.read("python/split/srt/ok.py") == b"ok"
+
+
+# -- the member store ----------------------------------------------------------------------------------
+
+def test_members_read_once_are_answered_from_the_store(index, monkeypatch):
+    index.add("toy", "toy-1.0.tar.gz", sdist())
+    source(index).open(only_release(source(index))).read("toy/core.py")
+
+    def no_archive(*args, **kwargs):
+        raise AssertionError("the archive was read again")
+
+    monkeypatch.setattr(pypi, "read_tar_members", no_archive)
+    snapshot = source(index).open(only_release(source(index)))
+    assert snapshot.read("toy/core.py") == CORE
+    assert snapshot.read("toy/absent.py") is None  # the manifest knows every member name
+    assert "toy/core.py" in snapshot.paths()
+
+
+def test_a_damaged_stored_member_is_read_from_the_archive_again(index, cache):
+    index.add("toy", "toy-1.0.tar.gz", sdist())
+    source(index).open(only_release(source(index))).read("toy/core.py")
+    [blob] = [p for p in (cache.parent / "members" / "blobs").rglob("*") if p.is_file()]
+    blob.write_bytes(b"not zlib")
+    assert source(index).open(only_release(source(index))).read("toy/core.py") == CORE
+
+
+def test_a_new_member_goes_back_to_the_archive(index, monkeypatch):
+    index.add("toy", "toy-1.0.tar.gz", sdist(files={"toy/core.py": CORE, "toy/extra.py": b"x = 2\n"}))
+    source(index).open(only_release(source(index))).read("toy/core.py")
+    snapshot = source(index).open(only_release(source(index)))
+    assert snapshot.read("toy/extra.py") == b"x = 2\n"
+
+
+def test_a_wheel_is_downloaded_whole_when_many_members_are_wanted(index):
+    files = {f"toy/m{i}.py": f"x = {i}\n".encode() for i in range(pypi.RANGE_READ_MAX_MEMBERS + 1)}
+    index.add("toy", "toy-1.0-py3-none-any.whl", make_wheel(files, "toy", "1.0"))
+    snapshot = source(index).open(only_release(source(index)))
+    snapshot.prefetch(list(files))
+    assert snapshot.read("toy/m3.py") == b"x = 3\n"
+    answers = index.answers_for("toy-1.0-py3-none-any.whl")
+    assert [a.range for a in answers] == [None]  # one whole download, its digest checked

@@ -58,6 +58,7 @@ from . import SourceUnavailable, check_repository_path
 from ._archive import (ZIP_TAIL, ArchiveError, Members, ZipReader, matches_record, parse_record,
                        read_tar_members, record_path)
 from ._http import HttpClient, Progress, RangeNotSupported
+from ._store import MemberStore
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 #: The largest index page read (vLLM's is under 100 KiB).
@@ -427,12 +428,29 @@ class _RemoteWheel(_ArchiveReader):
         return part.body
 
 
+class _Stored(_ArchiveReader):
+    """Answers from the member store what an earlier pass read; goes to the archive only for the rest."""
+
+    def __init__(self, inner: _ArchiveReader) -> None:
+        super().__init__(inner.archive, inner.http, inner.progress)
+        self.inner = inner
+        self.store = MemberStore()
+
+    def read_members(self, wanted: set[str]) -> Members:
+        stored = self.store.answer(self.archive.sha256, wanted)
+        if stored is not None:
+            return stored
+        found = self.inner.read_members(wanted)
+        self.store.keep(self.archive.sha256, found)
+        return found
+
+
 def _reader_for(archive: ArchiveFile, http: HttpClient, progress: Progress | None) -> _ArchiveReader:
     if archive.kind == "wheel":
-        return _RemoteWheel(archive, http, progress)
+        return _Stored(_RemoteWheel(archive, http, progress))
     if archive.suffix == ".zip":
-        return _LocalZip(archive, http, progress)
-    return _TarSdist(archive, http, progress)
+        return _Stored(_LocalZip(archive, http, progress))
+    return _Stored(_TarSdist(archive, http, progress))
 
 
 def _file_range(raw):
