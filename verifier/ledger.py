@@ -1,6 +1,8 @@
 """The ledger: what held where, per engine and release. Machine-written, never hand-edited.
 
 One JSON file per engine (`ledger/<engine>.json`), in a deterministic form:
+(beside it, `ledger/evidence/<engine>.json` keeps the lines each check points
+at in the newest release, for the site)
 keys sorted, one line per check verdict, so that a scheduled run's diff reads
 as "these verdicts changed". A file is replaced atomically (temp file, fsync,
 rename), so a killed run leaves each engine's file exactly as before or
@@ -40,6 +42,7 @@ FORMAT_VERSION = 1
 #: Hex digits of a file's sha256 kept in the ledger: enough to tell contents apart, short enough to read.
 SHA_DIGITS = 16
 DEFAULT_DIR = "ledger"
+EVIDENCE_DIR = "evidence"
 LOCK_FILE = ".lock"
 
 
@@ -168,22 +171,29 @@ class Ledger:
 
     def save(self, ledger: EngineLedger) -> None:
         """Replace the engine's file atomically."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        target = self.path(ledger.engine)
-        text = ledger.to_text()
-        fd, temp = tempfile.mkstemp(prefix=f".{ledger.engine}.", suffix=".tmp", dir=self.folder)
+        _write_atomically(self.path(ledger.engine), ledger.to_text())
+
+    # Evidence: the lines each check points at in the newest release, for the site.
+
+    def evidence_path(self, engine: str) -> Path:
+        return self.folder / EVIDENCE_DIR / f"{engine}.json"
+
+    def load_evidence(self, engine: str) -> dict:
         try:
-            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would surprise a repository file
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, target)
-            _fsync_dir(self.folder)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise LedgerError(f"{target}: cannot write: {exc.strerror or exc}; the ledger is unchanged") from None
+            data = json.loads(self.evidence_path(engine).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"engine": engine, "version": None, "checks": {}}
+        return data if isinstance(data, dict) and isinstance(data.get("checks"), dict) else {
+            "engine": engine, "version": None, "checks": {}}
+
+    def save_evidence(self, evidence: dict, merge: bool = False) -> None:
+        """Replace an engine's evidence file; with `merge`, keep other entries' excerpts of the same release."""
+        if merge:
+            old = self.load_evidence(evidence["engine"])
+            if old.get("version") == evidence["version"]:
+                evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
+        text = json.dumps(evidence, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        _write_atomically(self.evidence_path(evidence["engine"]), text)
 
     @contextlib.contextmanager
     def lock(self, wait: float = 0.0):
@@ -213,6 +223,24 @@ class Ledger:
             yield self
         finally:
             handle.close()
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would surprise a repository file
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+        _fsync_dir(target.parent)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise LedgerError(f"{target}: cannot write: {exc.strerror or exc}; it is unchanged") from None
 
 
 def _umask() -> int:

@@ -25,12 +25,16 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
 
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
                    progress: Callable[[int], None] | None = None, verdicts=None,
-                   relocate: Callable[[CheckResult], bool] | None = None) -> list[CheckResult]:
+                   relocate: Callable[[CheckResult], bool] | None = None,
+                   evidence: dict | None = None) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release.
 
     For each `changed` result that `relocate` picks, the verdict's hint also says
     where in this release the symbol or fragment now lives (a search of the
     whole release, so it is asked only where it is worth it).
+
+    With `evidence` (a dict), the lines each verdict points at, with a few
+    around them, are put in it by "entry/check", for the site to show.
     """
     cache = cache or FileCache()
     try:
@@ -54,11 +58,39 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                 progress(1)
         if relocate is not None:
             results = _with_relocations(results, snapshot, relocate)
+        if evidence is not None:
+            evidence.update(_excerpts(results, snapshot))
     finally:
         close = getattr(snapshot, "close", None)
         if close is not None:
             close()
     return results
+
+
+#: Lines shown around the lines a verdict points at.
+CONTEXT_LINES = 3
+
+
+def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
+    found = {}
+    for result in results:
+        v = result.verdict
+        if not v.lines or not v.path:
+            continue
+        try:
+            data = snapshot.read(v.path)
+        except SourceUnavailable:
+            continue
+        if data is None:
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
+        start = max(1, v.lines[0] - CONTEXT_LINES)
+        end = min(len(lines), v.lines[1] + CONTEXT_LINES)
+        found[f"{result.entry}/{result.check.id}"] = {
+            "path": v.path, "start": start, "lines": lines[start - 1:end], "match": list(v.lines),
+            "verdict": v.status,
+        }
+    return found
 
 
 def _with_relocations(results: list[CheckResult], snapshot, relocate) -> list[CheckResult]:
@@ -89,6 +121,7 @@ class EngineRun:
     results: list[CheckResult] = field(default_factory=list)
     changed_releases: list[str] = field(default_factory=list)  # whose ledger record changed
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
+    evidence: dict | None = None  # excerpts at the newest release, when it was verified
 
 
 def _stale(record: dict, pairs) -> bool:
@@ -161,7 +194,11 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
             # Where a check stops holding, and at the newest release: the places a reader looks.
             return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
-        results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating)
+        evidence = {} if release.version == newest else None
+        results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
+                                 evidence=evidence)
+        if evidence is not None:
+            run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
         for result in results:
             if result.verdict.status != ERROR:
                 last_status[(result.entry, result.check.id)] = result.verdict.status
@@ -178,4 +215,6 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     if prune is not None:
         engine_ledger.drop_entries(prune)
     ledger.save(engine_ledger)
+    if run.evidence is not None:
+        ledger.save_evidence(run.evidence, merge=prune is None)
     return run
