@@ -117,6 +117,18 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     bisect.set_defaults(run=run_bisect)
 
+    site = commands.add_parser(
+        "site", help="build the static site from the entries and the ledger",
+        description="Render the KB and the ledger into static HTML, JSON, feeds and badges.")
+    site.add_argument("--out", default="_site", metavar="DIR", help="the output folder (default: _site; replaced)")
+    site.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    site.add_argument("--base-url", default="/", metavar="URL",
+                      help="where the site is published (for feeds, the sitemap and the 404 page; default: /)")
+    site.add_argument("--edit-url", metavar="URL",
+                      help="base of edit links, e.g. https://github.com/OWNER/REPO/edit/main/ "
+                           "(default: from GITHUB_REPOSITORY in GitHub Actions; none elsewhere)")
+    site.set_defaults(run=run_site)
+
     show = commands.add_parser("show", help="an entry's status, ranges and transitions, from the ledger")
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
@@ -439,6 +451,29 @@ def run_bisect(args) -> int:
     if v.hint:
         print(f"  hint: {v.hint}")
     source.close()
+    return EXIT_OK
+
+
+def run_site(args) -> int:
+    import os
+
+    from . import site
+
+    kb = _kb(args)
+    loaded, diagnostics, entries = _load(kb, [])
+    for d in diagnostics:
+        print(f"warning: {d}", file=sys.stderr)
+    edit = args.edit_url
+    if edit is None and os.environ.get("GITHUB_REPOSITORY"):
+        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
+        edit = f"{server}/{os.environ['GITHUB_REPOSITORY']}/edit/{os.environ.get('GITHUB_REF_NAME') or 'main'}/"
+    try:
+        data = site.load(kb, entries, Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR), args.base_url, edit)
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(args.out)
+    builder = site.build(data, kb.root / "site" / "templates", kb.root / "site" / "assets", out)
+    print(f"built {len(builder.pages)} pages and {len(builder.files)} other files into {out}")
     return EXIT_OK
 
 

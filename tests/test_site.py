@@ -1,0 +1,211 @@
+"""The built site as files: pages, links, fragments, feeds, JSON, badges, and inert hostile markup."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import jsonschema
+import pytest
+
+from .site_fixture import built_site, kb_root_module  # noqa: F401  (fixtures)
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self.tags: list[tuple[str, dict]] = []
+        self.h1 = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "h1":
+            self.h1 += 1
+        for key in ("href", "src"):
+            if attrs.get(key):
+                self.links.append(attrs[key])
+
+
+def parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def pages(out: Path):
+    return sorted(out.rglob("*.html"))
+
+
+def target_of(out: Path, page: Path, link: str) -> tuple[Path, str] | None:
+    """The file and fragment an internal link points at, or None for an external link."""
+    if urlparse(link).scheme or link.startswith("//"):
+        return None
+    url, fragment = urldefrag(link)
+    base = "/" + page.relative_to(out).as_posix()
+    resolved = unquote(urlparse(urljoin(base, url)).path) if url else base
+    target = out / resolved.lstrip("/")
+    if resolved.endswith("/"):
+        target = target / "index.html"
+    return target, fragment
+
+
+def test_pages_exist_for_every_kind(built_site):
+    _, out = built_site
+    for path in ("index.html", "404.html", "search/index.html", "entries/ops-example/index.html",
+                 "concepts/index.html", "concepts/prefix-caching/index.html", "schemes/config/index.html",
+                 "engines/index.html", "engines/vllm/index.html", "engines/vllm/0.2.0/index.html",
+                 "api/kb.json", "api/entries/ops-example.json", "api/kb.schema.json", "feeds/changes.xml",
+                 "feeds/entries.xml", "feeds/vllm.xml", "badges/ops-example.svg", "sitemap.xml",
+                 "assets/style.css", "assets/site.js", "assets/vendor/minisearch.js", "search/documents.json"):
+        assert (out / path).is_file(), path
+
+
+def test_no_broken_internal_link_or_fragment(built_site):
+    _, out = built_site
+    broken = []
+    parsed = {}
+    for page in pages(out):
+        if page.name == "404.html":
+            continue  # served at any address; its links start from the base URL
+        for link in parse(page).links:
+            found = target_of(out, page, link)
+            if found is None:
+                continue
+            target, fragment = found
+            if not target.is_file():
+                broken.append((page.relative_to(out), link))
+                continue
+            if fragment and target.suffix == ".html":
+                ids = parsed.setdefault(target, parse(target).ids)
+                if fragment not in ids:
+                    broken.append((page.relative_to(out), link))
+    assert broken == []
+
+
+def test_every_page_has_one_h1_landmarks_and_a_skip_link(built_site):
+    _, out = built_site
+    for page in pages(out):
+        parsed = parse(page)
+        tags = [t for t, _ in parsed.tags]
+        assert parsed.h1 == 1, page
+        assert "main" in tags and "header" in tags and "footer" in tags and "nav" in tags, page
+        assert any(t == "a" and a.get("href") == "#main" for t, a in parsed.tags), page
+        assert "main" in parsed.ids
+
+
+def test_entry_page_shows_status_history_evidence_and_permalink(built_site):
+    _, out = built_site
+    text = (out / "entries/ops-example/index.html").read_text()
+    assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in text
+    assert text.count('class="cell cell-') == 3  # the strip: one cell per release
+    assert 'id="symptom"' in text and 'id="root-cause"' in text and 'id="workaround"' in text
+    assert '<tr class="hit"><th scope="row">4</th>' in text  # the matched line, highlighted, numbered
+    assert "request.num_computed_tokens = 0" in text
+    assert "https://github.com/vllm-project/vllm/blob/v0.10.0/pkg/sched.py#L4" in text
+    assert "zero</code>: changed in 0.1.0" in text  # the transition
+
+
+def test_release_page_answers_which_gotchas_bite(built_site):
+    _, out = built_site
+    text = (out / "engines/vllm/0.2.0/index.html").read_text()
+    holds = text.split('id="bite"')[1].split('id="changed-since"')[0]
+    assert "An example gotcha that is well-formed" in holds
+    assert "pkg/sched.py:4" in holds and "blob/v0.2.0/pkg/sched.py#L4" in holds
+    changed = text.split('id="changed-since"')[1].split('id="clear"')[0]
+    assert "changed in 0.1.0 → holds here" in changed
+    first = (out / "engines/vllm/0.1.0/index.html").read_text()
+    assert "An example gotcha" in first.split('id="clear"')[1]
+
+
+def test_hostile_markup_comes_out_inert(built_site):
+    _, out = built_site
+    for path in [out / "entries/ops-hostile-markup/index.html", out / "index.html", out / "search/index.html"]:
+        parsed = parse(path)
+        scripts = [a.get("src") for t, a in parsed.tags if t == "script"]
+        assert all(src and src.endswith(".js") for src in scripts if src is not None), scripts
+        assert [a for t, a in parsed.tags if t == "script" and "src" not in a and a.get("type") != "application/json"] == []
+        assert not any(k.startswith("on") for _, a in parsed.tags for k in a), path
+        assert not any(v and re.match(r"\s*(javascript|data|vbscript):", v, re.I)
+                       for _, a in parsed.tags for k, v in a.items() if k in ("href", "src")), path
+        assert not any(t == "img" for t, _ in parsed.tags)
+    text = (out / "entries/ops-hostile-markup/index.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    documents = (out / "search/documents.json").read_text()
+    assert "</script" not in (out / "index.html").read_text().split('id="picker-data"')[1].split("</script>")[0]
+    assert json.loads(documents)
+
+
+def test_content_security_policy_forbids_inline_script(built_site):
+    _, out = built_site
+    text = (out / "index.html").read_text()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text).group(1)
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "object-src 'none'" in policy
+    assert "http://" not in text.replace("http://www.w3.org", "")  # no CDN, no external fonts
+    assert "fonts.googleapis" not in (out / "assets/style.css").read_text()
+
+
+def test_feeds_parse_and_name_the_status_change(built_site):
+    _, out = built_site
+    changes = ET.parse(out / "feeds/changes.xml").getroot()
+    assert changes.tag == f"{ATOM}feed"
+    titles = [e.find(f"{ATOM}title").text for e in changes.findall(f"{ATOM}entry")]
+    assert any("vLLM 0.2.0" in t and "changed → holds" in t for t in titles), titles
+    for entry in changes.findall(f"{ATOM}entry"):
+        assert entry.find(f"{ATOM}id").text.startswith("https://gotchas.example/")
+        assert entry.find(f"{ATOM}updated").text.endswith("Z")
+    new = ET.parse(out / "feeds/entries.xml").getroot()
+    assert len(new.findall(f"{ATOM}entry")) == 3
+    ET.parse(out / "feeds/vllm.xml")
+    urls = [u.text for u in ET.parse(out / "sitemap.xml").getroot().iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert "https://gotchas.example/entries/ops-example/" in urls
+
+
+def test_json_validates_against_the_published_schema(built_site):
+    _, out = built_site
+    schema = json.loads((out / "api/kb.schema.json").read_text())
+    kb = json.loads((out / "api/kb.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(kb)
+    entry = json.loads((out / "api/entries/ops-example.json").read_text())
+    assert entry["status"]["vllm"]["ranges"] == [{"first": "0.2.0", "last": "0.10.0", "fixed": None, "latest": True}]
+    assert entry["status"]["vllm"]["transitions"][0]["check"] == "zero"
+    assert entry["status"]["vllm"]["verdicts"] == {"0.1.0": "changed", "0.2.0": "holds", "0.10.0": "holds"}
+
+
+def test_badges_are_svg_with_text(built_site):
+    _, out = built_site
+    root = ET.parse(out / "badges/ops-example.svg").getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert "vLLM holds" in root.get("aria-label")
+
+
+def test_search_documents_carry_identifiers_as_written(built_site):
+    _, out = built_site
+    docs = {d["id"]: d for d in json.loads((out / "search/documents.json").read_text())}
+    assert "--enable-prefix-caching" in docs["config-prefix-caching-example"]["identifiers"].split()
+    assert "max_num_seqs" in docs["config-prefix-caching-example"]["identifiers"].split()
+    assert "vllm:num_preemptions" in docs["ops-example"]["identifiers"].split()
+
+
+def test_rebuilding_replaces_the_output(built_site, tmp_path):
+    _, out = built_site
+    stale = out / "entries" / "gone"
+    stale.mkdir()
+    (stale / "index.html").write_text("old")
+    from verifier.cli import main
+
+    kb, _ = built_site
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(kb)
+        assert main(["site", "--out", str(out), "--base-url", "https://gotchas.example/"]) == 0
+    assert not stale.exists()

@@ -1,0 +1,759 @@
+"""Build the static site from the entries and the ledger folder.
+
+It reads only entries, the KB's own data and the ledger (with its evidence
+files); it writes HTML that works without JavaScript, JSON for tools, Atom
+feeds and SVG badges. Everything a contributor wrote is escaped: Markdown is
+rendered with raw HTML off and only safe links; titles, claims and code go
+through `html.escape`. URLs are stable: `entries/<id>/`, `concepts/<term>/`,
+`schemes/<term>/`, `engines/<engine>/<version>/`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from urllib.parse import quote
+
+from markdown_it import MarkdownIt
+
+from . import __version__, history
+from .kb import KB, Engine
+from .ledger import EngineLedger, Ledger, version_key
+from .model import CHANGED, ERROR, HOLDS, Entry
+
+SECTION_IDS = {"Symptom": "symptom", "Root cause": "root-cause", "Workaround": "workaround", "Notes": "notes"}
+STATUS_WORDS = {HOLDS: "holds", CHANGED: "changed", ERROR: "error", None: "not verified"}
+STATUS_ICONS = {HOLDS: "✓", CHANGED: "✗", ERROR: "!", None: "–"}
+_SAFE_SCHEMES = ("https:", "http:", "mailto:")
+
+
+def _validate_link(url: str) -> bool:
+    """Only web, mail and relative links; never javascript:, data:, file: or the like."""
+    value = url.strip().lower()
+    if ":" not in value.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]:
+        return True  # relative, or a fragment
+    return value.startswith(_SAFE_SCHEMES)
+
+
+def markdown_renderer() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.validateLink = _validate_link
+    return md
+
+
+def esc(value) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+# --- data ------------------------------------------------------------------------------------
+
+@dataclass
+class EngineView:
+    engine: Engine
+    ledger: EngineLedger
+    evidence: dict
+
+    @property
+    def versions(self) -> list[str]:
+        return self.ledger.versions()
+
+    @property
+    def latest(self) -> str | None:
+        versions = self.versions
+        return versions[-1] if versions else None
+
+
+@dataclass
+class EntryStatus:
+    """An entry's standing on one engine, derived from the ledger."""
+
+    engine: str
+    statuses: list[tuple[str, str]]
+    ranges: list[history.Range]
+    transitions: list[history.Transition]
+    latest_version: str | None
+    latest: str | None  # the entry's verdict at the engine's newest release in the ledger
+
+    def to_json(self) -> dict:
+        return {
+            "engine": self.engine,
+            "latest_version": self.latest_version,
+            "latest": self.latest,
+            "ranges": [{"first": r.first, "last": r.last, "fixed": r.fixed, "latest": r.latest} for r in self.ranges],
+            "transitions": [{"check": t.check, "before_version": t.before_version, "after_version": t.after_version,
+                             "before": t.before, "after": t.after} for t in self.transitions],
+            "verdicts": dict(self.statuses),
+        }
+
+
+@dataclass
+class Site:
+    kb: KB
+    entries: list[Entry]
+    engines: dict[str, EngineView]
+    base_url: str = "/"
+    edit_base: str | None = None  # e.g. https://github.com/OWNER/REPO/edit/main/ ; None: no edit links
+    generated: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def status(self, entry: Entry, engine: str) -> EntryStatus:
+        view = self.engines.get(engine)
+        if view is None:
+            return EntryStatus(engine, [], [], [], None, None)
+        statuses = history.entry_statuses(view.ledger, entry.id)
+        latest = history.status_at(view.ledger, entry.id, view.latest) if view.latest else None
+        return EntryStatus(engine, statuses, history.ranges(statuses), history.transitions(view.ledger, entry.id),
+                           view.latest, latest)
+
+    def record(self, entry: Entry, engine: str, version: str) -> dict | None:
+        view = self.engines.get(engine)
+        if view is None:
+            return None
+        return view.ledger.releases.get(version, {}).get("entries", {}).get(entry.id)
+
+
+def load(kb: KB, entries: list[Entry], ledger: Ledger, base_url: str = "/", edit_base: str | None = None) -> Site:
+    engines = {}
+    for key, engine in kb.engines.items():
+        engines[key] = EngineView(engine, ledger.load(key), ledger.load_evidence(key))
+    if edit_base and not edit_base.endswith("/"):
+        edit_base += "/"
+    return Site(kb, sorted(entries, key=lambda e: e.id), engines, base_url if base_url.endswith("/") else base_url + "/",
+                edit_base)
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+@dataclass
+class Page:
+    path: str  # relative to the output root, e.g. "entries/x/index.html"
+    title: str
+    content: str
+    description: str = ""
+    head: str = ""
+    fixed_root: str | None = None  # for a page served at any address (404): links from the site's base URL
+
+    @property
+    def root(self) -> str:
+        return self.fixed_root if self.fixed_root is not None else "../" * self.path.count("/")
+
+    @property
+    def url(self) -> str:
+        return self.path.removesuffix("index.html")
+
+
+class Builder:
+    def __init__(self, site: Site, templates: Path, assets: Path, out: Path) -> None:
+        self.site = site
+        self.out = out
+        self.assets = assets
+        self.layout = Template((templates / "layout.html").read_text(encoding="utf-8"))
+        self.md = markdown_renderer()
+        self.pages: list[Page] = []
+        self.files: dict[str, str | bytes] = {}
+
+    # links, relative to a page
+    @staticmethod
+    def entry_url(entry_id: str) -> str:
+        return f"entries/{quote(entry_id)}/"
+
+    @staticmethod
+    def release_url(engine: str, version: str) -> str:
+        return f"engines/{quote(engine)}/{quote(version)}/"
+
+    def write(self) -> None:
+        if self.out.exists():
+            shutil.rmtree(self.out)
+        self.out.mkdir(parents=True)
+        for page in self.pages:
+            text = self.layout.substitute(
+                title=esc(page.title), description=esc(page.description or page.title), root=page.root,
+                content=page.content, head=page.head, generated=esc(self.site.generated))
+            self._put(page.path, text)
+        for path, data in self.files.items():
+            self._put(path, data)
+        shutil.copytree(self.assets, self.out / "assets")
+
+    def _put(self, path: str, data: str | bytes) -> None:
+        target = self.out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            target.write_text(data, encoding="utf-8")
+        else:
+            target.write_bytes(data)
+
+
+def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
+    builder = Builder(site, templates, assets, out)
+    for render in (_index_page, _entry_pages, _vocabulary_pages, _engine_pages, _search, _feeds, _api, _badges,
+                   _not_found, _sitemap):
+        render(builder)
+    builder.write()
+    return builder
+
+
+# --- fragments --------------------------------------------------------------------------------------
+
+def _status_badge(status: str | None) -> str:
+    word = STATUS_WORDS.get(status, status)
+    return f'<span class="status status-{esc(word.replace(" ", "-"))}"><span aria-hidden="true">{STATUS_ICONS.get(status, "?")}</span> {esc(word)}</span>'
+
+
+def _status_sentence(site: Site, entry: Entry, engine: str) -> str:
+    name = site.kb.engines[engine].name if engine in site.kb.engines else engine
+    st = site.status(entry, engine)
+    if not st.statuses:
+        return f"not yet verified against {esc(name)}"
+    parts = []
+    for r in st.ranges:
+        text = f"holds in {esc(name)} {esc(r.first)}" + (f" – {esc(r.last)}" if r.last != r.first else "")
+        if r.latest:
+            text += " (latest)"
+        if r.fixed:
+            text += f"; changed in {esc(r.fixed)}"
+        parts.append(text)
+    if not parts:
+        last_version, last = st.statuses[-1]
+        return f"does not hold in any verified {esc(name)} release ({esc(STATUS_WORDS.get(last, last))} in {esc(last_version)})"
+    return "; ".join(parts)
+
+
+def _strip(site: Site, entry: Entry, engine: str, root: str) -> str:
+    view = site.engines.get(engine)
+    if view is None or not view.versions:
+        return ""
+    cells = []
+    verdicts = dict(site.status(entry, engine).statuses)
+    for version in view.versions:
+        status = verdicts.get(version)
+        word = STATUS_WORDS.get(status, status)
+        cells.append(f'<li class="cell cell-{esc(word.replace(" ", "-"))}"><a href="{root}{Builder.release_url(engine, version)}" '
+                     f'title="{esc(version)}: {esc(word)}"><span aria-hidden="true">{STATUS_ICONS.get(status, "–")}</span>'
+                     f'<span class="visually-hidden">{esc(version)}: {esc(word)}</span></a></li>')
+    first, last = view.versions[0], view.versions[-1]
+    return (f'<figure class="strip-figure"><figcaption>History across {esc(view.engine.name)} releases '
+            f'{esc(first)} to {esc(last)}, oldest first</figcaption><ol class="strip">{"".join(cells)}</ol></figure>')
+
+
+def _permalink(engine: Engine, version: str, path: str, lines) -> str:
+    base = engine.repository.rstrip("/").removesuffix(".git")
+    anchor = ""
+    if lines:
+        anchor = f"#L{lines[0]}" + (f"-L{lines[1]}" if lines[1] != lines[0] else "")
+    return f"{base}/blob/{quote(engine.tag(version))}/{quote(path)}{anchor}"
+
+
+def _excerpt(evidence: dict | None) -> str:
+    if not evidence:
+        return ""
+    start = evidence["start"]
+    first, last = evidence["match"]
+    rows = []
+    for offset, line in enumerate(evidence["lines"]):
+        number = start + offset
+        hit = first <= number <= last
+        cls = ' class="hit"' if hit else ""
+        mark = '<span class="visually-hidden">matched: </span>' if hit else ""
+        rows.append(f'<tr{cls}><th scope="row">{number}</th><td><code>{mark}{esc(line) or " "}</code></td></tr>')
+    label = f"{evidence['path']} lines {start} to {start + len(evidence['lines']) - 1}"
+    return (f'<div class="excerpt-wrap" tabindex="0" role="region" aria-label="{esc(label)}"><table class="excerpt"><caption class="visually-hidden">'
+            f'{esc(evidence["path"])} lines {start} to {start + len(evidence["lines"]) - 1}; matched lines {first} to {last} '
+            f'are highlighted</caption><tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def _where(record: dict) -> str:
+    text = esc(record.get("path"))
+    if record.get("lines"):
+        a, b = record["lines"]
+        text += f":{a}" + (f"–{b}" if b != a else "")
+    if record.get("symbol"):
+        text += f" in <code>{esc(record['symbol'])}</code>"
+    return text
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+# --- pages ---------------------------------------------------------------------------------------------
+
+def _entry_row(site: Site, entry: Entry, root: str) -> str:
+    statuses = []
+    data = {"scheme": entry.scheme, "concepts": " ".join(entry.concepts), "engines": " ".join(entry.engines)}
+    status_words = []
+    for engine in entry.engines:
+        st = site.status(entry, engine)
+        name = site.kb.engines[engine].name if engine in site.kb.engines else engine
+        statuses.append(f"<li>{esc(name)}: {_status_badge(st.latest)}</li>")
+        status_words.append(f"{engine}:{STATUS_WORDS.get(st.latest, st.latest).replace(' ', '-')}")
+    attrs = " ".join(f'data-{k}="{esc(v)}"' for k, v in data.items())
+    return (f'<tr {attrs} data-status="{esc(" ".join(status_words))}"><td><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a>'
+            f'{" <span class=withdrawn>(withdrawn)</span>" if entry.withdrawn else ""}</td>'
+            f'<td><a href="{root}schemes/{quote(entry.scheme)}/">{esc(entry.scheme)}</a></td>'
+            f'<td><ul class="plain">{"".join(statuses)}</ul></td></tr>')
+
+
+def _entries_table(site: Site, entries: list[Entry], root: str, table_id: str = "") -> str:
+    if not entries:
+        return "<p>No entries.</p>"
+    rows = "".join(_entry_row(site, e, root) for e in entries)
+    ident = f' id="{table_id}"' if table_id else ""
+    return (f'<table class="entries"{ident}><thead><tr><th scope="col">Gotcha</th><th scope="col">Scheme</th>'
+            f'<th scope="col">Status at the latest release</th></tr></thead><tbody>{rows}</tbody></table>')
+
+
+def _index_page(b: Builder) -> None:
+    site = b.site
+    root = ""
+    pickers = []
+    options = []
+    for key, view in site.engines.items():
+        if not view.versions:
+            continue
+        links = "".join(f'<li><a href="{Builder.release_url(key, v)}">{esc(v)}</a></li>' for v in reversed(view.versions))
+        pickers.append(f'<details class="picker-list"><summary>{esc(view.engine.name)} releases ({len(view.versions)})</summary>'
+                       f'<ul class="versions">{links}</ul></details>')
+        options.append({"engine": key, "name": view.engine.name, "versions": list(reversed(view.versions))})
+    schemes = "".join(f'<li><a href="schemes/{quote(t)}/">{esc(t)}</a></li>' for t in site.kb.schemes)
+    concepts = "".join(f'<li><a href="concepts/{quote(t)}/">{esc(t)}</a></li>' for t in site.kb.concepts
+                       if any(t in e.concepts for e in site.entries))
+    engines = "".join(f'<li><a href="engines/{quote(k)}/">{esc(v.engine.name)}</a></li>' for k, v in site.engines.items())
+    status_lists = []
+    for key, view in site.engines.items():
+        for status in (HOLDS, CHANGED):
+            members = [e for e in site.entries if key in e.engines and site.status(e, key).latest == status]
+            if members:
+                items = "".join(f'<li><a href="{Builder.entry_url(e.id)}">{esc(e.title)}</a></li>' for e in members)
+                status_lists.append(f'<details><summary>{esc(STATUS_WORDS[status].capitalize())} in the latest {esc(view.engine.name)} '
+                                    f'({len(members)})</summary><ul>{items}</ul></details>')
+    picker_form = ""
+    if options:
+        picker_form = (
+            '<form class="version-picker" id="version-picker" hidden aria-label="Pick an engine release">'
+            '<label for="picker-engine">Engine</label> <select id="picker-engine"></select> '
+            '<label for="picker-version">Version</label> <select id="picker-version"></select> '
+            '<button type="submit">Show the gotchas of this release</button></form>')
+    filters = (
+        '<form class="filters" id="filters" hidden aria-label="Filter entries">'
+        + _select("filter-engine", "Engine", [("", "any")] + [(k, v.engine.name) for k, v in site.engines.items()])
+        + _select("filter-scheme", "Scheme", [("", "any")] + [(t, t) for t in site.kb.schemes])
+        + _select("filter-concept", "Concept", [("", "any")] + [(t, t) for t in site.kb.concepts])
+        + _select("filter-status", "Status at the latest release", [("", "any"), ("holds", "holds"), ("changed", "changed"),
+                                                                    ("error", "error"), ("not-verified", "not verified")])
+        + '<p id="filter-count" role="status" aria-live="polite"></p></form>')
+    content = f"""<h1>Gotchas of LLM serving engines</h1>
+<p class="lead">How vLLM and SGLang fail in production, each gotcha tied to the engines' source code and re-checked at every release.
+{len(site.entries)} entries.</p>
+<section aria-labelledby="which-release"><h2 id="which-release">Which gotchas bite the release you run?</h2>
+{picker_form}
+<div class="pickers">{''.join(pickers) or '<p>No release verified yet.</p>'}</div>
+<script type="application/json" id="picker-data">{_json_script(options)}</script>
+</section>
+<section aria-labelledby="all-entries"><h2 id="all-entries">All entries</h2>
+{filters}
+<nav class="browse" aria-label="Browse entries"><div><h3>By engine</h3><ul class="inline">{engines}</ul></div>
+<div><h3>By scheme</h3><ul class="inline">{schemes}</ul></div>
+<div><h3>By concept</h3><ul class="inline">{concepts}</ul></div>
+<div><h3>By status</h3>{''.join(status_lists)}</div></nav>
+{_entries_table(site, site.entries, root, "entries-table")}
+</section>"""
+    b.pages.append(Page("index.html", "Gotchas of LLM serving engines", content,
+                        "Operational gotchas of vLLM and SGLang, verified against every release."))
+
+
+def _select(ident: str, label: str, options: list[tuple[str, str]]) -> str:
+    opts = "".join(f'<option value="{esc(v)}">{esc(t)}</option>' for v, t in options)
+    return f'<span class="field"><label for="{ident}">{esc(label)}</label> <select id="{ident}">{opts}</select></span> '
+
+
+def _json_script(data) -> str:
+    # Safe inside <script type="application/json">: no "</" can close the element.
+    return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _entry_pages(b: Builder) -> None:
+    site = b.site
+    for entry in site.entries:
+        root = "../../"
+        status_items = []
+        strips = []
+        for engine in entry.engines:
+            st = site.status(entry, engine)
+            name = site.kb.engines[engine].name if engine in site.kb.engines else engine
+            icon = f'<span class="status status-{esc(STATUS_WORDS.get(st.latest, "").replace(" ", "-"))}" aria-hidden="true">{STATUS_ICONS.get(st.latest, "?")}</span>'
+            status_items.append(f'<li>{icon} <strong>{esc(name)}</strong>: {_status_sentence(site, entry, engine)}'
+                                f' <span class="visually-hidden">(latest release: {esc(STATUS_WORDS.get(st.latest, st.latest))})</span></li>')
+            strips.append(_strip(site, entry, engine, root))
+        sections = []
+        for title, text in entry.sections.items():
+            anchor = SECTION_IDS.get(title, _slug(title))
+            sections.append(f'<section aria-labelledby="{anchor}"><h2 id="{anchor}">{esc(title)} '
+                            f'<a class="anchor" href="#{anchor}" aria-label="Link to {esc(title)}">#</a></h2>'
+                            f'{_demote_headings(b.md.render(text))}</section>')
+        checks = []
+        for check in entry.checks:
+            view = site.engines.get(check.engine)
+            engine = site.kb.engines.get(check.engine)
+            version = view.latest if view else None
+            record = site.record(entry, check.engine, version) if version else None
+            verdict = record["checks"].get(check.id) if record else None
+            status = verdict["verdict"] if verdict else None
+            evidence = view.evidence["checks"].get(f"{entry.id}/{check.id}") if view and view.evidence.get("version") == version else None
+            where = ""
+            if verdict and engine:
+                link = _permalink(engine, version, verdict.get("path") or check.path, verdict.get("lines"))
+                where = (f'<p class="where">{_where(verdict)} in {esc(engine.name)} {esc(version)} · '
+                         f'<a href="{esc(link)}">view at {esc(engine.tag(version))}</a></p>')
+            hint = ""
+            if verdict and verdict.get("verdict") != HOLDS:
+                reason = f"<p>Reason: <strong>{esc(verdict.get('reason'))}</strong></p>" if verdict.get("reason") else ""
+                hint = reason + (f'<p class="hint">Hint: {esc(verdict["hint"])}</p>' if verdict.get("hint") else "")
+            matcher = f'<p class="matcher"><span class="key">{esc(check.matcher)}</span> <code>{esc(check.pattern)}</code>'
+            if check.scope:
+                matcher += f' <span class="key">in</span> <code>{esc(check.scope)}</code>'
+            if check.after:
+                matcher += f' <span class="key">after</span> <code>{esc(check.after)}</code>'
+                if check.adjacent:
+                    matcher += ' <span class="key">(adjacent)</span>'
+            matcher += f' <span class="key">file</span> <code>{esc(check.path)}</code></p>'
+            checks.append(f'<li class="check" id="check-{esc(check.id)}"><h3>{_status_badge(status)} {esc(check.claim)}</h3>'
+                          f'{matcher}{where}{hint}{_excerpt(evidence)}</li>')
+        references = "".join(f'<li><a href="{esc(u)}">{esc(u)}</a></li>' for u in entry.references)
+        events = "".join(f"<li><time datetime=\"{esc(e.date.isoformat())}\">{esc(e.date.isoformat())}</time>: {esc(e.note)}</li>"
+                         for e in entry.history)
+        transitions = []
+        for engine in entry.engines:
+            for t in site.status(entry, engine).transitions:
+                transitions.append(f"<li>{esc(engine)} <code>{esc(t.check)}</code>: {esc(t.before['verdict'])} in "
+                                   f"{esc(t.before_version)} ({_where(t.before)}) → {esc(t.after['verdict'])} in "
+                                   f"{esc(t.after_version)} ({_where(t.after)})</li>")
+        concepts = ", ".join(f'<a href="{root}concepts/{quote(c)}/">{esc(c)}</a>' for c in entry.concepts)
+        withdrawn = (f'<p class="banner" role="note">Withdrawn on {esc(entry.withdrawn.isoformat())}: kept for the record; '
+                     "do not rely on it.</p>" if entry.withdrawn else "")
+        content = f"""<article>
+<h1>{esc(entry.title)}</h1>
+{withdrawn}<p class="meta">Scheme <a href="{root}schemes/{quote(entry.scheme)}/">{esc(entry.scheme)}</a> · Concepts {concepts} · <code>{esc(entry.id)}</code></p>
+<section aria-labelledby="status"><h2 id="status">Status</h2><ul class="statuses">{''.join(status_items)}</ul>{''.join(strips)}</section>
+{''.join(sections)}
+<section aria-labelledby="evidence"><h2 id="evidence">Evidence <a class="anchor" href="#evidence" aria-label="Link to Evidence">#</a></h2>
+<p>Each claim is a check against the engine's code, shown as it stands in the latest verified release.</p>
+<ol class="checks">{''.join(checks)}</ol></section>
+{f'<section aria-labelledby="transitions"><h2 id="transitions">Transitions</h2><ul>{"".join(transitions)}</ul></section>' if transitions else ''}
+{f'<section aria-labelledby="references"><h2 id="references">References</h2><ul>{references}</ul></section>' if references else ''}
+{f'<section aria-labelledby="history"><h2 id="history">History</h2><ul>{events}</ul></section>' if events else ''}
+<p class="links"><a href="{root}api/entries/{quote(entry.id)}.json">JSON of this entry</a> · <a href="{root}badges/{quote(entry.id)}.svg">status badge</a>{_edit_link(site, entry)}</p>
+</article>"""
+        b.pages.append(Page(f"entries/{entry.id}/index.html", entry.title, content,
+                            entry.sections.get("Symptom", entry.title)[:300]))
+
+
+def _edit_link(site: Site, entry: Entry) -> str:
+    if not site.edit_base:
+        return ""
+    return f' · <a href="{esc(site.edit_base)}gotchas/{quote(entry.id)}.md">edit on GitHub</a>'
+
+
+def _demote_headings(rendered: str) -> str:
+    """Headings inside a section sit below its h2, so the page keeps one h1 and an orderly outline."""
+    def shift(match: re.Match) -> str:
+        level = min(6, int(match.group(2)) + 2)
+        return f"<{match.group(1)}h{level}"
+    return re.sub(r"<(/?)h([1-6])", shift, rendered)
+
+
+def _vocabulary_pages(b: Builder) -> None:
+    site = b.site
+    for kind, terms, attr in (("concepts", site.kb.concepts, "concepts"), ("schemes", site.kb.schemes, "scheme")):
+        items = []
+        for term, description in terms.items():
+            members = [e for e in site.entries if (term in e.concepts if attr == "concepts" else e.scheme == term)]
+            items.append(f'<li><a href="{quote(term)}/">{esc(term)}</a> ({len(members)}): {esc(description)}</li>')
+            content = (f"<h1>{esc(kind[:-1].capitalize())}: {esc(term)}</h1><p class=\"lead\">{esc(description)}</p>"
+                       f"{_entries_table(site, members, '../../')}")
+            b.pages.append(Page(f"{kind}/{term}/index.html", f"{kind[:-1].capitalize()} {term}", content, description))
+        b.pages.append(Page(f"{kind}/index.html", kind.capitalize(),
+                            f"<h1>{esc(kind.capitalize())}</h1><ul>{''.join(items)}</ul>"))
+
+
+def _engine_pages(b: Builder) -> None:
+    site = b.site
+    overview = []
+    for key, view in site.engines.items():
+        rows = []
+        previous = None
+        for version in view.versions:
+            record = view.ledger.releases[version]
+            counts = {s: sum(1 for e in record["entries"].values() if e["verdict"] == s) for s in (HOLDS, CHANGED, ERROR)}
+            rows.append(f'<tr><td><a href="{quote(version)}/">{esc(version)}</a></td><td>{esc(record.get("date") or "")}</td>'
+                        f"<td>{counts[HOLDS]}</td><td>{counts[CHANGED]}</td><td>{counts[ERROR]}</td></tr>")
+            _release_page(b, key, view, version, previous)
+            previous = version
+        table = ('<table class="releases"><thead><tr><th scope="col">Release</th><th scope="col">Date</th>'
+                 '<th scope="col">Entries that hold</th><th scope="col">Changed</th><th scope="col">Error</th></tr></thead>'
+                 f"<tbody>{''.join(reversed(rows))}</tbody></table>") if rows else "<p>No release verified yet.</p>"
+        b.pages.append(Page(f"engines/{key}/index.html", f"{view.engine.name} releases",
+                            f"<h1>{esc(view.engine.name)} releases</h1><p>Package <code>{esc(view.engine.package)}</code>, "
+                            f'repository <a href="{esc(view.engine.repository)}">{esc(view.engine.repository)}</a>. '
+                            f'<a href="../../feeds/{quote(key)}.xml">Atom feed of status changes</a>.</p>{table}'))
+        overview.append(f'<li><a href="{quote(key)}/">{esc(view.engine.name)}</a>: {len(view.versions)} releases verified'
+                        + (f", latest {esc(view.latest)}" if view.latest else "") + "</li>")
+    b.pages.append(Page("engines/index.html", "Engines", f"<h1>Engines and releases</h1><ul>{''.join(overview)}</ul>"))
+
+
+def _release_page(b: Builder, key: str, view: EngineView, version: str, previous: str | None) -> None:
+    site = b.site
+    root = "../../../"
+    record = view.ledger.releases[version]
+    engine = view.engine
+    bite, clear, changed_since = [], [], []
+    for entry in site.entries:
+        result = record["entries"].get(entry.id)
+        if result is None:
+            continue
+        before = view.ledger.releases[previous]["entries"].get(entry.id) if previous else None
+        if before is not None and before["verdict"] != result["verdict"]:
+            changed_since.append(f'<li><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a>: '
+                                 f'{esc(before["verdict"])} in {esc(previous)} → {esc(result["verdict"])} here</li>')
+        checks = []
+        for check in entry.checks:
+            verdict = result["checks"].get(check.id)
+            if verdict is None:
+                continue
+            link = _permalink(engine, version, verdict.get("path") or check.path, verdict.get("lines"))
+            reason = f" ({esc(verdict['reason'])})" if verdict.get("reason") else ""
+            checks.append(f'<li>{_status_badge(verdict["verdict"])}{reason} {esc(check.claim)} '
+                          f'<span class="where">{_where(verdict)} · <a href="{esc(link)}">code at {esc(engine.tag(version))}</a></span></li>')
+        item = (f'<li class="release-entry"><h3><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a></h3>'
+                f'<p>{_status_badge(result["verdict"])} in {esc(engine.name)} {esc(version)}</p><ul class="checks-brief">{"".join(checks)}</ul></li>')
+        (bite if result["verdict"] == HOLDS else clear).append(item)
+    nav = f'<p><a href="../">All {esc(engine.name)} releases</a>' + (
+        f' · previous: <a href="../{quote(previous)}/">{esc(previous)}</a>' if previous else "") + "</p>"
+    content = f"""<h1>Gotchas in {esc(engine.name)} {esc(version)}</h1>
+{nav}<p class="meta">Released {esc(record.get('date') or 'on an unknown date')}; verified {esc(record.get('verified_at') or '')} from {esc(record.get('source') or '')} ({esc(record.get('identity') or '')}).</p>
+<section aria-labelledby="bite"><h2 id="bite">These gotchas hold in {esc(version)} ({len(bite)})</h2><ol class="release-list">{''.join(bite) or '<li>None.</li>'}</ol></section>
+<section aria-labelledby="changed-since"><h2 id="changed-since">Changed status since {esc(previous or 'the first verified release')} ({len(changed_since)})</h2><ul>{''.join(changed_since) or '<li>None.</li>'}</ul></section>
+<section aria-labelledby="clear"><h2 id="clear">Do not hold in {esc(version)} ({len(clear)})</h2><ol class="release-list">{''.join(clear) or '<li>None.</li>'}</ol></section>"""
+    b.pages.append(Page(f"engines/{key}/{version}/index.html", f"Gotchas in {engine.name} {version}", content))
+
+
+def _plain(markdown: str) -> str:
+    text = re.sub(r"`([^`]*)`", r"\1", markdown)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"[*_>#]+", " ", text)
+
+
+def _identifiers(entry: Entry) -> list[str]:
+    found = set()
+    for text in entry.sections.values():
+        found.update(re.findall(r"`([^`\n]{2,80})`", text))
+    for check in entry.checks:
+        if check.matcher in ("string", "defines"):
+            found.add(check.pattern)
+        if check.scope:
+            found.add(check.scope)
+    return sorted(found)
+
+
+def _search(b: Builder) -> None:
+    site = b.site
+    documents = []
+    for entry in site.entries:
+        documents.append({
+            "id": entry.id, "url": Builder.entry_url(entry.id), "title": entry.title, "scheme": entry.scheme,
+            "concepts": " ".join(entry.concepts), "engines": " ".join(entry.engines),
+            "symptom": _plain(entry.sections.get("Symptom", "")),
+            "text": " ".join(_plain(entry.sections.get(s, "")) for s in ("Root cause", "Workaround", "Notes")),
+            "identifiers": " ".join(_identifiers(entry)),
+        })
+    b.files["search/documents.json"] = json.dumps(documents, ensure_ascii=False)
+    content = """<h1>Search</h1>
+<form class="search-form" id="search-form" role="search" aria-label="Search the gotchas">
+<label for="search-input">Search titles, symptoms, flags and identifiers</label>
+<input type="search" id="search-input" name="q" autocomplete="off" spellcheck="false">
+<button type="submit">Search</button>
+</form>
+<noscript><p>Search needs JavaScript. Without it, browse the <a href="../">entries</a>, <a href="../concepts/">concepts</a> and <a href="../schemes/">schemes</a>.</p></noscript>
+<p id="search-status" role="status" aria-live="polite"></p>
+<ol id="search-results" class="search-results"></ol>"""
+    b.pages.append(Page("search/index.html", "Search", content,
+                        head='<script src="../assets/vendor/minisearch.js" defer></script>\n'))
+
+
+def _atom(title: str, self_url: str, site_url: str, items: list[dict], updated: str) -> str:
+    entries = []
+    for item in items:
+        entries.append(
+            "<entry>"
+            f"<title>{esc(item['title'])}</title>"
+            f"<id>{esc(item['id'])}</id>"
+            f'<link href="{esc(item["link"])}"/>'
+            f"<updated>{esc(item['updated'])}</updated>"
+            f"<summary>{esc(item['summary'])}</summary>"
+            "</entry>")
+    return ('<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+            f"<title>{esc(title)}</title><id>{esc(self_url)}</id>"
+            f'<link rel="self" href="{esc(self_url)}"/><link href="{esc(site_url)}"/>'
+            f"<updated>{esc(updated)}</updated><author><name>gotchas verifier</name></author>"
+            f"{''.join(entries)}</feed>\n")
+
+
+def _timestamp(date: str | None, fallback: str) -> str:
+    return f"{date}T00:00:00Z" if date and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date) else fallback
+
+
+def _feeds(b: Builder) -> None:
+    site = b.site
+    base = site.base_url
+    new_entries = []
+    for entry in site.entries:
+        first = min((e.date for e in entry.history), default=None)
+        new_entries.append({"title": entry.title, "id": f"{base}{Builder.entry_url(entry.id)}",
+                            "link": f"{base}{Builder.entry_url(entry.id)}",
+                            "updated": _timestamp(first.isoformat() if first else None, site.generated),
+                            "summary": _plain(entry.sections.get("Symptom", ""))[:500]})
+    new_entries.sort(key=lambda i: i["updated"], reverse=True)
+    b.files["feeds/entries.xml"] = _atom("gotchas: new entries", f"{base}feeds/entries.xml", base, new_entries,
+                                         site.generated)
+    by_engine: dict[str, list[dict]] = {}
+    for key, view in site.engines.items():
+        changes = history.status_changes(view.ledger, view.versions)
+        for c in changes:
+            entry = next((e for e in site.entries if e.id == c.entry), None)
+            if entry is None:
+                continue
+            date = view.ledger.releases[c.after_version].get("date")
+            by_engine.setdefault(key, []).append({
+                "title": f"{view.engine.name} {c.after_version}: {entry.title} — {c.before} → {c.after}",
+                "id": f"{base}{Builder.release_url(key, c.after_version)}#{entry.id}",
+                "link": f"{base}{Builder.release_url(key, c.after_version)}",
+                "updated": _timestamp(date, site.generated),
+                "summary": "; ".join(t.summary for t in c.checks) or f"{c.before} in {c.before_version}, {c.after} in {c.after_version}",
+            })
+    everything = []
+    for key, items in by_engine.items():
+        items.sort(key=lambda i: i["updated"], reverse=True)
+        everything.extend(items)
+    for key in site.engines:
+        items = by_engine.get(key, [])
+        b.files[f"feeds/{key}.xml"] = _atom(f"gotchas: {site.engines[key].engine.name} status changes",
+                                            f"{base}feeds/{key}.xml", base, items, site.generated)
+    everything.sort(key=lambda i: i["updated"], reverse=True)
+    b.files["feeds/changes.xml"] = _atom("gotchas: status changes", f"{base}feeds/changes.xml", base, everything,
+                                         site.generated)
+
+
+def entry_json(site: Site, entry: Entry) -> dict:
+    return {
+        "id": entry.id, "title": entry.title, "scheme": entry.scheme, "concepts": list(entry.concepts),
+        "engines": list(entry.engines), "references": list(entry.references),
+        "history": [{"date": e.date.isoformat(), "note": e.note} for e in entry.history],
+        "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
+        "sections": dict(entry.sections),
+        "checks": [{"id": c.id, "claim": c.claim, "engine": c.engine, "path": c.path, "in": c.scope,
+                    "matcher": c.matcher, "pattern": c.pattern, "after": c.after, "adjacent": c.adjacent}
+                   for c in entry.checks],
+        "status": {engine: site.status(entry, engine).to_json() for engine in entry.engines},
+        "url": Builder.entry_url(entry.id),
+    }
+
+
+def _api(b: Builder) -> None:
+    site = b.site
+    entries = [entry_json(site, e) for e in site.entries]
+    for data in entries:
+        b.files[f"api/entries/{data['id']}.json"] = json.dumps(data, indent=1, ensure_ascii=False)
+    kb = {
+        "format": 1, "generated": site.generated, "verifier": __version__,
+        "engines": {k: {"name": v.engine.name, "package": v.engine.package, "repository": v.engine.repository,
+                        "releases": [{"version": ver, "date": v.ledger.releases[ver].get("date")} for ver in v.versions]}
+                    for k, v in site.engines.items()},
+        "schemes": site.kb.schemes, "concepts": site.kb.concepts, "entries": entries,
+    }
+    b.files["api/kb.json"] = json.dumps(kb, indent=1, ensure_ascii=False)
+    b.files["api/kb.schema.json"] = json.dumps(KB_JSON_SCHEMA, indent=1)
+
+
+_STATUS_ENUM = {"enum": [HOLDS, CHANGED, ERROR, None]}
+ENTRY_JSON_SCHEMA = {
+    "type": "object",
+    "required": ["id", "title", "scheme", "concepts", "engines", "checks", "status", "sections", "url"],
+    "properties": {
+        "id": {"type": "string"}, "title": {"type": "string"}, "scheme": {"type": "string"},
+        "concepts": {"type": "array", "items": {"type": "string"}},
+        "engines": {"type": "array", "items": {"type": "string"}},
+        "references": {"type": "array", "items": {"type": "string"}},
+        "history": {"type": "array", "items": {"type": "object", "required": ["date", "note"]}},
+        "withdrawn": {"type": ["string", "null"]},
+        "sections": {"type": "object", "additionalProperties": {"type": "string"}},
+        "checks": {"type": "array", "items": {"type": "object", "required": ["id", "claim", "engine", "path", "matcher", "pattern"]}},
+        "status": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["engine", "latest_version", "latest", "ranges", "transitions", "verdicts"],
+            "properties": {
+                "latest": _STATUS_ENUM,
+                "ranges": {"type": "array", "items": {"type": "object", "required": ["first", "last", "fixed", "latest"]}},
+                "transitions": {"type": "array", "items": {"type": "object",
+                                                           "required": ["check", "before_version", "after_version", "before", "after"]}},
+                "verdicts": {"type": "object", "additionalProperties": {"enum": [HOLDS, CHANGED, ERROR]}},
+            }}},
+        "url": {"type": "string"},
+    },
+}
+KB_JSON_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "gotchas: the whole knowledge base with its verdicts",
+    "type": "object",
+    "required": ["format", "generated", "engines", "schemes", "concepts", "entries"],
+    "properties": {
+        "format": {"const": 1}, "generated": {"type": "string"}, "verifier": {"type": "string"},
+        "engines": {"type": "object", "additionalProperties": {"type": "object", "required": ["name", "releases"]}},
+        "schemes": {"type": "object", "additionalProperties": {"type": "string"}},
+        "concepts": {"type": "object", "additionalProperties": {"type": "string"}},
+        "entries": {"type": "array", "items": {"$ref": "#/$defs/entry"}},
+    },
+    "$defs": {"entry": ENTRY_JSON_SCHEMA},
+}
+
+
+def _badge_svg(label: str, parts: list[tuple[str, str]]) -> str:
+    colours = {HOLDS: "#1e6b34", CHANGED: "#a4262c", ERROR: "#8a5300", None: "#555555"}
+    width = 6 * len(label) + 12
+    x = width
+    texts = [f'<rect width="{width}" height="20" fill="#333"/><text x="6" y="14">{esc(label)}</text>']
+    words = []
+    for name, status in parts:
+        text = f"{name} {STATUS_ICONS.get(status, '?')} {STATUS_WORDS.get(status, status)}"
+        w = 6 * len(text) + 12
+        texts.append(f'<rect x="{x}" width="{w}" height="20" fill="{colours.get(status, "#555")}"/>'
+                     f'<text x="{x + 6}" y="14">{esc(text)}</text>')
+        words.append(f"{name} {STATUS_WORDS.get(status, status)}")
+        x += w
+    title = esc(f"{label}: {', '.join(words)}")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x}" height="20" role="img" aria-label="{title}">'
+            f'<title>{title}</title><g font-family="DejaVu Sans,Verdana,sans-serif" font-size="11" fill="#fff">'
+            f'{"".join(texts)}</g></svg>\n')
+
+
+def _badges(b: Builder) -> None:
+    site = b.site
+    for entry in site.entries:
+        parts = [(site.kb.engines[e].name if e in site.kb.engines else e, site.status(entry, e).latest) for e in entry.engines]
+        b.files[f"badges/{entry.id}.svg"] = _badge_svg("gotcha", parts)
+
+
+def _not_found(b: Builder) -> None:
+    base = b.site.base_url
+    content = (f'<h1>Page not found</h1><p>Nothing lives at this address. Try the <a href="{esc(base)}">list of entries</a> '
+               f'or <a href="{esc(base)}search/">search</a>.</p>')
+    b.pages.append(Page("404.html", "Page not found", content, fixed_root=base))
+
+
+def _sitemap(b: Builder) -> None:
+    base = b.site.base_url
+    urls = "".join(f"<url><loc>{esc(base + p.url)}</loc></url>" for p in b.pages if p.path != "404.html")
+    b.files["sitemap.xml"] = ('<?xml version="1.0" encoding="utf-8"?>\n'
+                              f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>\n')
