@@ -209,3 +209,42 @@ def test_rebuilding_replaces_the_output(built_site, tmp_path):
         patch.chdir(kb)
         assert main(["site", "--out", str(out), "--base-url", "https://gotchas.example/"]) == 0
     assert not stale.exists()
+
+
+@pytest.fixture(scope="module")
+def real_site(tmp_path_factory):
+    """The site of the real KB and its committed ledger."""
+    from verifier.cli import main
+
+    from .conftest import REPO
+
+    out = tmp_path_factory.mktemp("real") / "_site"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        assert main(["site", "--out", str(out)]) == 0
+    return out
+
+
+def test_real_site_has_no_broken_link_and_a_page_per_release(real_site):
+    out = real_site
+    from verifier import kb as kb_module
+    from verifier.ledger import Ledger
+
+    from .conftest import REPO
+
+    kb = kb_module.load(REPO)
+    ledger = Ledger(REPO / "ledger")
+    for engine in kb.engines:
+        for version in ledger.load(engine).versions():
+            assert (out / "engines" / engine / version / "index.html").is_file()
+    for path in kb.entry_files():
+        assert (out / "entries" / path.stem / "index.html").is_file()
+    broken = []
+    for page in pages(out):
+        if page.name == "404.html":
+            continue
+        for link in parse(page).links:
+            found = target_of(out, page, link)
+            if found and not found[0].is_file():
+                broken.append((page.relative_to(out), link))
+    assert broken == []

@@ -156,3 +156,35 @@ def test_not_found_page_is_styled_from_the_base(browser, built_site):
     _, out = built_site
     text = (out / "404.html").read_text()
     assert 'href="https://gotchas.example/assets/style.css"' in text
+
+
+@pytest.fixture(scope="module")
+def real_base_url(tmp_path_factory):
+    from verifier.cli import main
+
+    from .conftest import REPO
+
+    out = tmp_path_factory.mktemp("real") / "_site"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        assert main(["site", "--out", str(out)]) == 0
+    with serve(out) as url:
+        yield url
+
+
+def test_real_site_answers_which_gotchas_bite_a_release_in_two_clicks(page, real_base_url):
+    page.goto(real_base_url)
+    page.select_option("#picker-engine", "vllm")
+    page.select_option("#picker-version", "0.22.0")
+    page.click("#version-picker button[type=submit]")  # the second click
+    page.wait_for_url(real_base_url + "engines/vllm/0.22.0/")
+    holds = page.locator("#bite").locator("xpath=..").inner_text()
+    assert "A full KV cache preempts running requests and recomputes their whole prompt" in holds
+    assert "vllm/v1/core/sched/scheduler.py:" in holds
+    assert violations(page) == []
+
+
+@pytest.mark.parametrize("path", ["", "entries/ops-kv-cache-full-preempts-and-recomputes/"])
+def test_real_pages_have_no_accessibility_violations(page, real_base_url, path):
+    page.goto(real_base_url + path)
+    assert violations(page) == []
