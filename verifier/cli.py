@@ -64,10 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
     check.add_argument("--engine", help="verify only the checks of this engine")
-    check.add_argument("--source", action="append", default=[], metavar="[ENGINE=]dir:PATH",
-                       help="where to read engine code: a local checkout of the engine's repository "
+    check.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                       help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH "
                             "(repeat with ENGINE= for several engines)")
     check.add_argument("--offline", action="store_true", help="lint only; read no engine code")
+    check.add_argument("--changed-since", metavar="REF",
+                       help="check only the entries changed since the merge base of REF and HEAD (everything when "
+                            "the verifier, the engine registry or the vocabularies changed)")
     check.add_argument("--release", default="latest", metavar="V", help="the release to verify against (default: latest)")
     check.add_argument("--format", choices=report.FORMATS, default="text")
     check.set_defaults(run=run_check)
@@ -241,7 +244,21 @@ def _exit_code(diagnostics, results, changed: bool) -> int:
 def run_check(args) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
-    loaded, diagnostics, entries = _load(kb, args.entries)
+    names = args.entries
+    if args.changed_since:
+        from .changes import ChangesError, entries_to_check
+
+        if args.entries:
+            raise UsageError("give entries or --changed-since, not both")
+        try:
+            files = entries_to_check(kb, args.changed_since)
+        except ChangesError as exc:
+            raise UsageError(str(exc)) from None
+        if files == []:
+            sys.stdout.write(report.render(args.format, [], [], ["no entry changed"], 0))
+            return EXIT_OK
+        names = [str(f) for f in files] if files is not None else []
+    loaded, diagnostics, entries = _load(kb, names)
     pairs = list(selected_checks(entries, args.engine))
     results, notes = [], []
     if not args.offline:

@@ -8,13 +8,79 @@ from collections.abc import Sequence
 
 from .model import CHANGED, ERROR, HOLDS, CheckResult, Diagnostic
 
-FORMATS = ("text", "json", "github")
+FORMATS = ("text", "json", "github", "markdown", "junit")
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult],
            notes: Sequence[str] = (), entries: int = 0) -> str:
     """The whole report; `entries` is how many entry files were read."""
-    return {"text": text, "json": as_json, "github": github}[fmt](diagnostics, results, notes, entries)
+    renderers = {"text": text, "json": as_json, "github": github, "markdown": check_markdown, "junit": junit}
+    return renderers[fmt](diagnostics, results, notes, entries)
+
+
+_ICONS = {HOLDS: "✅", CHANGED: "❌", ERROR: "⚠️"}
+
+
+def _md(value) -> str:
+    """Text safe in a Markdown table cell."""
+    return str(value or "").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def check_markdown(diagnostics, results, notes=(), entries=0) -> str:
+    """A job summary: lint problems, then a table of entry × check × verdict."""
+    out = ["## gotchas check", "", summary(diagnostics, results, entries), ""]
+    if diagnostics:
+        out += ["### Lint problems", "", "| file | line | rule | problem |", "|---|---|---|---|"]
+        out += [f"| `{_md(d.path)}` | {d.line} | {d.code} | {_md(d.message)} |" for d in diagnostics]
+        out.append("")
+    if results:
+        out += ["### Checks", "", "| entry | check | engine | release | verdict | where | reason / hint |",
+                "|---|---|---|---|---|---|---|"]
+        for r in results:
+            v = r.verdict
+            where = f"`{_md(v.path or r.check.path)}`" + (f":{v.lines[0]}" if v.lines else "")
+            detail = " ".join(x for x in (v.reason, v.hint and f"hint: {v.hint}") if x)
+            out.append(f"| `{_md(r.entry)}` | {_md(r.check.id)} | {_md(r.release.engine)} | {_md(r.release.version)} | "
+                       f"{_ICONS.get(v.status, '')} {v.status} | {where} | {_md(detail)} |")
+        out.append("")
+    out += [f"- {_md(n)}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+def junit(diagnostics, results, notes=(), entries=0) -> str:
+    """JUnit XML: a suite for lint, and one per entry with a case per check and release."""
+    import xml.etree.ElementTree as ET
+
+    suites = ET.Element("testsuites", name="gotchas")
+    lint_suite = ET.SubElement(suites, "testsuite", name="lint", tests=str(len(diagnostics)),
+                               failures=str(len(diagnostics)), errors="0")
+    for d in diagnostics:
+        case = ET.SubElement(lint_suite, "testcase", classname="lint", name=f"{d.path}:{d.line} {d.code}", file=d.path,
+                             line=str(d.line))
+        ET.SubElement(case, "failure", message=d.message, type=d.code).text = str(d)
+    by_entry: dict[str, list[CheckResult]] = {}
+    for r in results:
+        by_entry.setdefault(r.entry, []).append(r)
+    for entry, items in by_entry.items():
+        failures = sum(1 for r in items if r.verdict.status == CHANGED)
+        errors = sum(1 for r in items if r.verdict.status == ERROR)
+        suite = ET.SubElement(suites, "testsuite", name=entry, tests=str(len(items)), failures=str(failures),
+                              errors=str(errors))
+        for r in items:
+            v = r.verdict
+            case = ET.SubElement(suite, "testcase", classname=entry,
+                                 name=f"{r.check.id} [{r.release.engine} {r.release.version}]", file=r.file,
+                                 line=str(r.check.line))
+            detail = "\n".join(x for x in (v.message, v.hint and f"hint: {v.hint}") if x)
+            if v.status == CHANGED:
+                ET.SubElement(case, "failure", message=f"changed: {v.reason}", type=v.reason or "changed").text = detail
+            elif v.status == ERROR:
+                ET.SubElement(case, "error", message=f"error: {v.reason}", type=v.reason or "error").text = detail
+    total = len(diagnostics) + len(results)
+    suites.set("tests", str(total))
+    suites.set("failures", str(len(diagnostics) + sum(1 for r in results if r.verdict.status == CHANGED)))
+    suites.set("errors", str(sum(1 for r in results if r.verdict.status == ERROR)))
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
 def summary(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], entries: int) -> str:
