@@ -11,7 +11,8 @@ import pytest
 
 from .site_fixture import built_site, kb_root_module, serve  # noqa: F401  (fixtures)
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Debian's chromium here and in CI; GOTCHAS_CHROMIUM names another (GitHub's runners have google-chrome).
+CHROMIUM = os.environ.get("GOTCHAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("no chromium here (CI installs it: .ci/run)", allow_module_level=True)

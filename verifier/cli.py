@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                         help="wait this long for another run's lock on the ledger (default: refuse at once)")
     verify.add_argument("--report", metavar="FILE", help="also write the Markdown report of the run to FILE")
+    verify.add_argument("--site-url", default="", metavar="URL", help="the published site, for links in the report")
     verify.add_argument("--format", choices=report.RUN_FORMATS, default="text")
     verify.set_defaults(run=run_verify)
 
@@ -330,11 +331,11 @@ def run_verify(args) -> int:
                 close()
     changes = [c for run in runs for c in status_changes(ledger.load(run.engine), run.changed_releases)]
     results = [r for run in runs for r in run.results]
-    text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded))
+    text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded), args.site_url)
     sys.stdout.write(text)
     if args.report:
         Path(args.report).write_text(report.render_run("markdown", kb, runs, changes, diagnostics, notes,
-                                                       len(loaded)), encoding="utf-8")
+                                                       len(loaded), args.site_url), encoding="utf-8")
     failed_engines = any(n.startswith("error:") for n in notes)
     code = _exit_code(diagnostics, results, bool(changes))
     return EXIT_ERROR if code == EXIT_OK and failed_engines else code

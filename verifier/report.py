@@ -166,12 +166,12 @@ def github(diagnostics, results, notes=(), entries=0) -> str:
 RUN_FORMATS = ("text", "json", "markdown")
 
 
-def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int) -> str:
+def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, site_url: str = "") -> str:
     results = [r for run in runs for r in run.results]
     if fmt == "json":
         return as_json(diagnostics, results)
     if fmt == "markdown":
-        return run_markdown(kb, runs, changes, diagnostics, notes)
+        return run_markdown(kb, runs, changes, diagnostics, notes, site_url)
     out = [f"  {d}" for d in diagnostics]
     if diagnostics:
         out.insert(0, "Lint:")
@@ -208,14 +208,17 @@ def _lines(record: dict) -> str:
     return f"`{record.get('path')}`"
 
 
-def run_markdown(kb, runs, changes, diagnostics, notes) -> str:
+def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "") -> str:
+    site = site_url.rstrip("/") + "/" if site_url else ""
     out = ["# Verification report", ""]
     for run in runs:
         name = kb.engines[run.engine].name
         if run.releases:
-            out.append(f"**{name}**: verified {', '.join(r.version for r in run.releases)}.")
+            versions = ", ".join(f"[{r.version}]({site}engines/{run.engine}/{r.version}/)" if site else r.version
+                                 for r in run.releases)
+            out.append(f"- **{name}**: verified {versions}.")
         else:
-            out.append(f"**{name}**: no new release.")
+            out.append(f"- **{name}**: no new release.")
     out.append("")
     if changes:
         out += ["## Status changes", "", "| engine | entry | before | after | check | reason | where |",
@@ -228,7 +231,8 @@ def run_markdown(kb, runs, changes, diagnostics, notes) -> str:
                 where = (f"{_lines(t.before)} → {_lines(t.after)}" if t else "")
                 if t and t.after.get("hint"):
                     where += f"<br>hint: {t.after['hint']}"
-                out.append(f"| {engine} | `{c.entry}` | {c.before} in {c.before_version} | "
+                entry = f"[`{c.entry}`]({site}entries/{c.entry}/)" if site else f"`{c.entry}`"
+                out.append(f"| {engine} | {entry} | {c.before} in {c.before_version} | "
                            f"{c.after} in {c.after_version} | {check} | {reason} | {where.replace('|', '&#124;')} |")
         out.append("")
     else:
