@@ -133,6 +133,17 @@ def build_parser() -> argparse.ArgumentParser:
                            "(default: from GITHUB_REPOSITORY in GitHub Actions; none elsewhere)")
     site.set_defaults(run=run_site)
 
+    new = commands.add_parser(
+        "new", help="scaffold a new entry",
+        description="Write gotchas/<id>.md with a valid skeleton. Fields not given as options are asked for "
+                    "at the terminal.")
+    new.add_argument("--id", help="kebab-case id, also the file name")
+    new.add_argument("--title", help="one sentence: what goes wrong")
+    new.add_argument("--scheme", help="one of gotchas/schemes.yaml")
+    new.add_argument("--engine", dest="engines", action="append", help="an engine (repeatable)")
+    new.add_argument("--concept", dest="concepts", action="append", help="a concept (repeatable)")
+    new.set_defaults(run=run_new)
+
     show = commands.add_parser("show", help="an entry's status, ranges and transitions, from the ledger")
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
@@ -492,6 +503,25 @@ def run_site(args) -> int:
     out = Path(args.out)
     builder = site.build(data, kb.root / "site" / "templates", kb.root / "site" / "assets", out)
     print(f"built {len(builder.pages)} pages and {len(builder.files)} other files into {out}")
+    return EXIT_OK
+
+
+def run_new(args) -> int:
+    from . import scaffold
+
+    kb = _kb(args)
+    given = {k: getattr(args, k) for k in ("id", "title", "scheme", "engines", "concepts") if getattr(args, k)}
+    ask = input if sys.stdin.isatty() else None
+    try:
+        fields = scaffold.gather(kb, given, ask)
+    except scaffold.ScaffoldError as exc:
+        raise UsageError(f"{exc} (give it as an option, or run `gotchas new` at a terminal)") from None
+    except EOFError:
+        raise UsageError("no answer") from None
+    path = kb.entries_dir / f"{fields['id']}.md"
+    path.write_text(scaffold.skeleton(fields["id"], fields["title"], fields["scheme"], fields["engines"],
+                                      fields["concepts"]), encoding="utf-8")
+    print(f"wrote {_display(kb, path)}; fill it in, then run `gotchas check {fields['id']}`")
     return EXIT_OK
 
 

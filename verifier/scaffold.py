@@ -1,0 +1,88 @@
+"""`gotchas new`: a new entry with a valid skeleton, from options or answers at a prompt."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .kb import KB
+
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class ScaffoldError(Exception):
+    pass
+
+
+def _yaml_text(value: str) -> str:
+    """A YAML scalar that reads back as `value`."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def skeleton(entry_id: str, title: str, scheme: str, engines: list[str], concepts: list[str]) -> str:
+    checks = []
+    for engine in engines:
+        checks.append(
+            f"  - id: {engine}-first-claim\n"
+            f"    claim: The sentence of the prose that this check supports.\n"
+            f"    engine: {engine}\n"
+            f"    path: path/in/the/{engine}/repository.py\n"
+            f"    in: Class.method\n"
+            f"    contains: the load-bearing line\n")
+    return (
+        "---\n"
+        f"id: {entry_id}\n"
+        f"title: {_yaml_text(title)}\n"
+        f"scheme: {scheme}\n"
+        f"concepts: [{', '.join(concepts)}]\n"
+        f"engines: [{', '.join(engines)}]\n"
+        "references: []\n"
+        "checks:\n" + "".join(checks) +
+        "---\n\n"
+        "## Symptom\n\nWhat an operator sees: latency, errors, log lines, metrics.\n\n"
+        "## Root cause\n\nThe code that causes it, in your own words, naming functions and constants.\n\n"
+        "## Workaround\n\nThe exact flags or settings, with their defaults.\n\n"
+        "## Notes\n\nWhere the behaviour differs between releases, and caveats.\n"
+    )
+
+
+def gather(kb: KB, given: dict, ask: Callable[[str], str] | None, say: Callable[[str], None] = print) -> dict:
+    """The fields of a new entry: those given, the rest asked for (or a ScaffoldError when none may be asked).
+
+    `ask` puts a question and returns the answer; `say` tells why an answer was refused.
+    """
+    fields = dict(given)
+
+    def need(name: str, prompt: str, valid: Callable[[str], str | None], many: bool = False):
+        value = fields.get(name)
+        while True:
+            if value:
+                problem = valid(value) if not many else next((valid(v) for v in value if valid(v)), None)
+                if problem is None:
+                    fields[name] = value
+                    return
+                if ask is None:
+                    raise ScaffoldError(problem)
+                say(problem)
+            elif ask is None:
+                raise ScaffoldError(f"missing --{name.rstrip('s') if many else name}")
+            answer = ask(prompt).strip()
+            value = [v for v in re.split(r"[,\s]+", answer) if v] if many else answer
+
+    def kebab(value: str) -> str | None:
+        if not _KEBAB.fullmatch(value):
+            return f"{value!r} is not kebab-case (a-z, 0-9, '-')"
+        if (kb.entries_dir / f"{value}.md").exists():
+            return f"gotchas/{value}.md exists already; ids are never reused"
+        return None
+
+    def among(terms: dict, what: str) -> Callable[[str], str | None]:
+        return lambda v: None if v in terms else f"unknown {what} {v!r}; {what}s: {', '.join(terms)}"
+
+    need("scheme", f"Scheme ({', '.join(kb.schemes)}): ", among(kb.schemes, "scheme"))
+    need("id", f"Id (kebab-case, e.g. {fields['scheme']}-what-goes-wrong): ", kebab)
+    need("title", "Title (one sentence: what goes wrong): ", lambda v: None if v.strip() else "the title is empty")
+    need("engines", f"Engines ({', '.join(kb.engines)}), separated by spaces: ", among(kb.engines, "engine"), many=True)
+    need("concepts", "Concepts (see gotchas/concepts.yaml), separated by spaces: ", among(kb.concepts, "concept"),
+         many=True)
+    return fields
