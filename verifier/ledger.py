@@ -228,6 +228,9 @@ class Ledger:
 def _write_atomically(target: Path, text: str) -> None:
     """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".{target.stem}.*.tmp"):  # left by a run that was killed mid-write
+        with contextlib.suppress(OSError):
+            stale.unlink()
     fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would surprise a repository file
