@@ -8,6 +8,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The built-site fixtures, shared by the site tests.
+pytest_plugins = ("tests.site_fixture",)
+
 VALID_ENTRY = """\
 ---
 id: ops-example
@@ -81,3 +84,20 @@ def engine_tree(tmp_path: Path) -> Path:
     (tree / "pkg" / "sched.py").write_text(SCHED_PY)
     (tree / "pkg" / "metrics.py").write_text(METRICS_PY)
     return tree
+
+
+@pytest.fixture
+def kb(kb_root, monkeypatch):
+    """The fixture KB with VALID_ENTRY, as the current directory."""
+    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
+    monkeypatch.chdir(kb_root)
+    return kb_root
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """`gotchas ARGV...` in this process: (exit code, stdout, stderr)."""
+    from verifier.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -95,3 +95,15 @@ def kb_root_module(tmp_path_factory):
     (root / "gotchas" / "config-prefix-caching-example.md").write_text(SECOND_ENTRY)
     (root / "gotchas" / "ops-hostile-markup.md").write_text(HOSTILE_ENTRY)
     return root
+
+
+@pytest.fixture(scope="module")
+def real_site(tmp_path_factory):
+    """The site of the real KB and its committed ledger."""
+    from .conftest import REPO
+
+    out = tmp_path_factory.mktemp("real") / "_site"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        assert main(["site", "--out", str(out)]) == 0
+    return out

@@ -6,7 +6,7 @@ import pytest
 
 from verifier.cli import main
 
-from .conftest import METRICS_PY, SCHED_PY, VALID_ENTRY
+from .conftest import METRICS_PY, SCHED_PY
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo
 
 BROKEN = SCHED_PY.replace("request.num_computed_tokens = 0", "request.num_computed_tokens -= 1")
@@ -35,13 +35,6 @@ def repo(tmp_path, monkeypatch):
     repo.tag("v0.2.0", message="release 0.2.0")
     repo.breaking = breaking
     return repo
-
-
-@pytest.fixture
-def kb(kb_root, monkeypatch):
-    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
-    monkeypatch.chdir(kb_root)
-    return kb_root
 
 
 def test_bisect_finds_the_breaking_commit(kb, repo, capsys):

@@ -9,32 +9,18 @@ import sys
 
 import pytest
 
-from verifier.cli import main
 
-from .conftest import SCHED_PY, VALID_ENTRY
-
-
-@pytest.fixture
-def kb(kb_root, monkeypatch):
-    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
-    monkeypatch.chdir(kb_root)
-    return kb_root
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from .conftest import run_cli, SCHED_PY, VALID_ENTRY
 
 
 def test_offline_lint_clean_exits_0(kb, capsys):
-    code, out, _ = run(capsys, "check", "--offline")
+    code, out, _ = run_cli(capsys, "check", "--offline")
     assert code == 0
     assert "1 entry: 0 lint problems; 0 check verdicts" in out
 
 
 def test_holds_against_a_directory(kb, engine_tree, capsys):
-    code, out, _ = run(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "json")
     assert code == 0
     records = json.loads(out)
     assert {r["check"]: r["verdict"] for r in records} == {"zero": "holds", "metric": "holds"}
@@ -47,13 +33,13 @@ def test_holds_against_a_directory(kb, engine_tree, capsys):
 
 def test_kb_found_from_a_subdirectory(kb, engine_tree, capsys, monkeypatch):
     monkeypatch.chdir(kb / "gotchas")
-    code, out, _ = run(capsys, "check", "ops-example", "--source", f"dir:{engine_tree}")
+    code, out, _ = run_cli(capsys, "check", "ops-example", "--source", f"dir:{engine_tree}")
     assert code == 0 and "holds" in out
 
 
 def test_changed_exits_1_with_reason_and_hint(kb, engine_tree, capsys):
     (engine_tree / "pkg" / "sched.py").write_text(SCHED_PY.replace("request.num_computed_tokens = 0\n", "pass\n"))
-    code, out, _ = run(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "json")
     assert code == 1
     zero = next(r for r in json.loads(out) if r["check"] == "zero")
     assert (zero["verdict"], zero["reason"]) == ("changed", "not-found")
@@ -61,7 +47,7 @@ def test_changed_exits_1_with_reason_and_hint(kb, engine_tree, capsys):
 
 def test_github_annotations_point_at_the_check(kb, engine_tree, capsys):
     (engine_tree / "pkg" / "metrics.py").unlink()
-    code, out, _ = run(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "github")
+    code, out, _ = run_cli(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "github")
     assert code == 1
     lines = [line for line in out.splitlines() if line.startswith("::")]
     assert len(lines) == 1
@@ -71,7 +57,7 @@ def test_github_annotations_point_at_the_check(kb, engine_tree, capsys):
 
 def test_github_lint_annotations(kb, capsys):
     (kb / "gotchas" / "ops-example.md").write_text(VALID_ENTRY.replace("scheme: ops", "scheme: ops\nsev: 1"))
-    code, out, _ = run(capsys, "check", "--offline", "--format", "github")
+    code, out, _ = run_cli(capsys, "check", "--offline", "--format", "github")
     assert code == 1
     assert "::error file=gotchas/ops-example.md,line=5,col=1,title=G201::unknown field 'sev'" in out
 
@@ -81,7 +67,7 @@ def test_machinery_error_exits_3_not_changed(kb, engine_tree, tmp_path, capsys):
     outside.write_text("x = 1\n")
     (engine_tree / "pkg" / "metrics.py").unlink()
     (engine_tree / "pkg" / "metrics.py").symlink_to(outside)
-    code, out, _ = run(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--source", f"dir:{engine_tree}", "--format", "json")
     assert code == 3
     metric = next(r for r in json.loads(out) if r["check"] == "metric")
     assert (metric["verdict"], metric["reason"]) == ("error", "unavailable")
@@ -93,11 +79,11 @@ def test_several_engines_need_a_choice(kb, engine_tree, capsys):
         "    path: pkg/metrics.py", "    engine: sglang\n    path: pkg/metrics.py").replace(
         "  - id: zero\n", "  - id: zero\n    engine: vllm\n")
     (kb / "gotchas" / "ops-example.md").write_text(text)
-    code, _, err = run(capsys, "check", "--source", f"dir:{engine_tree}")
+    code, _, err = run_cli(capsys, "check", "--source", f"dir:{engine_tree}")
     assert code == 2 and "--engine" in err
-    code, out, _ = run(capsys, "check", "--engine", "vllm", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--engine", "vllm", "--source", f"dir:{engine_tree}", "--format", "json")
     assert code == 0 and [r["check"] for r in json.loads(out)] == ["zero"]
-    code, out, _ = run(capsys, "check", "--source", f"vllm=dir:{engine_tree}")
+    code, out, _ = run_cli(capsys, "check", "--source", f"vllm=dir:{engine_tree}")
     assert code == 0 and "sglang checks not verified" in out
 
 
@@ -108,13 +94,13 @@ def test_several_engines_need_a_choice(kb, engine_tree, capsys):
     (["check", "--source", "vllm=svn:x"], "expected pypi, git:URL_OR_PATH or dir:PATH"),
 ])
 def test_usage_errors_exit_2(kb, capsys, argv, message):
-    code, _, err = run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2 and message in err
 
 
 def test_no_kb_exits_2(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "check", "--offline")
+    code, _, err = run_cli(capsys, "check", "--offline")
     assert code == 2 and "no knowledge base here" in err
 
 
@@ -134,5 +120,5 @@ def test_real_kb_is_lint_clean(capsys, monkeypatch):
     from .conftest import REPO
 
     monkeypatch.chdir(REPO)
-    code, out, _ = run(capsys, "check", "--offline")
+    code, out, _ = run_cli(capsys, "check", "--offline")
     assert code == 0, out

@@ -7,9 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from verifier.cli import main
 
-from .conftest import VALID_ENTRY
+from .conftest import run_cli, VALID_ENTRY
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo
 
 OTHER = VALID_ENTRY.replace("id: ops-example", "id: ops-other").replace(
@@ -30,17 +29,11 @@ def repo(kb_root, monkeypatch):
     return repo
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_a_pr_that_breaks_a_check_fails_with_an_annotation_at_the_check(repo, engine_tree, capsys):
     entry = repo.path / "gotchas" / "ops-other.md"
     entry.write_text(OTHER.replace("contains: request.num_computed_tokens = 0", "contains: request.num_computed_tokens = 1"))
     repo.commit("break a check")
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "github")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "github")
     assert code == 1
     annotations = [line for line in out.splitlines() if line.startswith("::")]
     assert annotations == [annotations[0]]
@@ -52,7 +45,7 @@ def test_a_pr_with_an_unknown_key_is_annotated_at_its_line(repo, capsys):
     entry = repo.path / "gotchas" / "ops-other.md"
     entry.write_text(OTHER.replace("    path: pkg/metrics.py", "    path: pkg/metrics.py\n    severity: high"))
     repo.commit("add a key")
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--offline", "--format", "github")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--offline", "--format", "github")
     assert code == 1
     assert "::error file=gotchas/ops-other.md,line=22,col=1,title=G201::check metric: unknown check key 'severity'" in out \
         or "::error file=gotchas/ops-other.md,line=22,col=1,title=G201::unknown check key 'severity'" in out
@@ -62,14 +55,14 @@ def test_a_pr_touching_only_prose_checks_only_that_entry(repo, engine_tree, caps
     entry = repo.path / "gotchas" / "ops-other.md"
     entry.write_text(OTHER.replace("Latency climbs.", "Latency climbs sharply."))
     repo.commit("prose")
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
     assert code == 0
     assert {r["entry"] for r in json.loads(out)} == {"ops-other"}
 
 
 def test_uncommitted_and_new_entries_count_as_changed(repo, engine_tree, capsys):
     (repo.path / "gotchas" / "ops-new.md").write_text(VALID_ENTRY.replace("id: ops-example", "id: ops-new"))
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
     assert {r["entry"] for r in json.loads(out)} == {"ops-new"}
 
 
@@ -77,30 +70,30 @@ def test_a_change_to_the_vocabulary_checks_everything(repo, engine_tree, capsys)
     concepts = repo.path / "gotchas" / "concepts.yaml"
     concepts.write_text(concepts.read_text() + "new-term: A new term.\n")
     repo.commit("vocabulary")
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
     assert {r["entry"] for r in json.loads(out)} == {"ops-example", "ops-other"}
 
 
 def test_nothing_changed(repo, capsys):
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--offline")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--offline")
     assert code == 0 and "no entry changed" in out
 
 
 def test_a_bad_ref_is_a_usage_error(repo, capsys):
-    code, _, err = run(capsys, "check", "--changed-since", "no-such-branch", "--offline")
+    code, _, err = run_cli(capsys, "check", "--changed-since", "no-such-branch", "--offline")
     assert code == 2 and "cannot compare with 'no-such-branch'" in err
-    code, _, err = run(capsys, "check", "--changed-since=--output=x", "--offline")
+    code, _, err = run_cli(capsys, "check", "--changed-since=--output=x", "--offline")
     assert code == 2
 
 
 def test_markdown_summary_and_junit(repo, engine_tree, capsys):
     entry = repo.path / "gotchas" / "ops-other.md"
     entry.write_text(OTHER.replace("contains: request.num_computed_tokens = 0", "contains: request.num_computed_tokens = 1"))
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "markdown")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "markdown")
     assert code == 1
     assert "| `ops-other` | zero | vllm | HEAD | ❌ changed | `pkg/sched.py` | not-found" in out
     assert "| `ops-other` | metric | vllm | HEAD | ✅ holds | `pkg/metrics.py`:1 |" in out
-    code, out, _ = run(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "junit")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "junit")
     root = ET.fromstring(out.split("\n", 1)[1])
     assert root.get("tests") == "2" and root.get("failures") == "1"
     failure = root.find(".//testcase[@name='zero [vllm HEAD]']/failure")

@@ -12,7 +12,6 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 import jsonschema
 import pytest
 
-from .site_fixture import built_site, kb_root_module  # noqa: F401  (fixtures)
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 
@@ -209,20 +208,6 @@ def test_rebuilding_replaces_the_output(built_site, tmp_path):
         patch.chdir(kb)
         assert main(["site", "--out", str(out), "--base-url", "https://gotchas.example/"]) == 0
     assert not stale.exists()
-
-
-@pytest.fixture(scope="module")
-def real_site(tmp_path_factory):
-    """The site of the real KB and its committed ledger."""
-    from verifier.cli import main
-
-    from .conftest import REPO
-
-    out = tmp_path_factory.mktemp("real") / "_site"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(REPO)
-        assert main(["site", "--out", str(out)]) == 0
-    return out
 
 
 def test_real_site_has_no_broken_link_and_a_page_per_release(real_site):

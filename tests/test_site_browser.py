@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .site_fixture import built_site, kb_root_module, serve  # noqa: F401  (fixtures)
+from .site_fixture import serve
 
 # Debian's chromium here and in CI; GOTCHAS_CHROMIUM names another (GitHub's runners have google-chrome).
 CHROMIUM = os.environ.get("GOTCHAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -160,16 +160,8 @@ def test_not_found_page_is_styled_from_the_base(browser, built_site):
 
 
 @pytest.fixture(scope="module")
-def real_base_url(tmp_path_factory):
-    from verifier.cli import main
-
-    from .conftest import REPO
-
-    out = tmp_path_factory.mktemp("real") / "_site"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(REPO)
-        assert main(["site", "--out", str(out)]) == 0
-    with serve(out) as url:
+def real_base_url(real_site):
+    with serve(real_site) as url:
         yield url
 
 

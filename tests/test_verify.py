@@ -8,10 +8,9 @@ import re
 import pytest
 
 from verifier import verify as verify_module
-from verifier.cli import main
 from verifier.ledger import Ledger
 
-from .conftest import METRICS_PY, SCHED_PY, VALID_ENTRY
+from .conftest import run_cli, METRICS_PY, SCHED_PY
 from .index_server import Faults, IndexServer, make_sdist
 
 OLD_SCHED = SCHED_PY.replace("        request.num_computed_tokens = 0\n", "        request.num_computed_tokens -= 1\n")
@@ -38,19 +37,6 @@ def index(monkeypatch, tmp_path):
         yield server
 
 
-@pytest.fixture
-def kb(kb_root, monkeypatch):
-    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
-    monkeypatch.chdir(kb_root)
-    return kb_root
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def ledger_of(kb) -> dict:
     return json.loads((kb / "ledger" / "vllm.json").read_text())
 
@@ -60,7 +46,7 @@ def without_timestamps(text: str) -> str:
 
 
 def test_verify_every_release_records_ranges_and_transitions(kb, index, capsys):
-    code, out, _ = run(capsys, "verify", "--engine", "vllm")
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 1, out  # the entry changed status (changed in 0.1.0 -> holds in 0.2.0)
     data = ledger_of(kb)
     assert list(data["releases"]) == ["0.1.0", "0.2.0", "0.10.0"]  # PEP 440 order, no pre-release
@@ -71,7 +57,7 @@ def test_verify_every_release_records_ranges_and_transitions(kb, index, capsys):
     assert data["releases"]["0.10.0"]["entries"]["ops-example"]["checks"]["zero"]["lines"] == [4, 4]
     assert "ops-example: changed in vllm 0.1.0 → holds in 0.2.0" in out
 
-    code, out, _ = run(capsys, "show", "ops-example")
+    code, out, _ = run_cli(capsys, "show", "ops-example")
     assert code == 0
     assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in out
     assert "metric: holds in 0.1.0 – 0.10.0 (latest)" in out
@@ -80,20 +66,20 @@ def test_verify_every_release_records_ranges_and_transitions(kb, index, capsys):
 
 
 def test_second_run_is_served_from_the_cache_and_leaves_no_diff(kb, index, capsys):
-    run(capsys, "verify", "--engine", "vllm")
+    run_cli(capsys, "verify", "--engine", "vllm")
     before = (kb / "ledger" / "vllm.json").read_bytes()
     downloads = len([a for a in index.log if a.path.startswith("/files/")])
-    code, out, _ = run(capsys, "verify", "--engine", "vllm")
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 0 and "0 status changes" in out
     assert len([a for a in index.log if a.path.startswith("/files/")]) == downloads
     assert (kb / "ledger" / "vllm.json").read_bytes() == before
 
 
 def test_new_verifies_only_unseen_releases_and_reports_them(kb, index, capsys, tmp_path):
-    run(capsys, "verify", "--engine", "vllm")
+    run_cli(capsys, "verify", "--engine", "vllm")
     index.add("vllm", "vllm-0.11.0.tar.gz", sdist("0.11.0", None), upload_time="2024-05-06T00:00:00Z")
     report = tmp_path / "report.md"
-    code, out, _ = run(capsys, "verify", "--new", "--report", str(report))
+    code, out, _ = run_cli(capsys, "verify", "--new", "--report", str(report))
     assert code == 1
     assert "verified 1 release (0.11.0 – 0.11.0)" in out
     text = report.read_text()
@@ -103,28 +89,28 @@ def test_new_verifies_only_unseen_releases_and_reports_them(kb, index, capsys, t
 
 
 def test_release_and_since_select(kb, index, capsys):
-    code, out, _ = run(capsys, "verify", "--release", "0.2.0", "--format", "json")
+    code, out, _ = run_cli(capsys, "verify", "--release", "0.2.0", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.2.0"}
-    code, out, _ = run(capsys, "verify", "--since", "0.2.0", "--format", "json")
+    code, out, _ = run_cli(capsys, "verify", "--since", "0.2.0", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.2.0", "0.10.0"}
-    code, _, err = run(capsys, "verify", "--release", "9.9.9")
+    code, _, err = run_cli(capsys, "verify", "--release", "9.9.9")
     assert code == 2 and "no release 9.9.9" in err
 
 
 def test_check_uses_the_latest_release_from_the_index(kb, index, capsys):
-    code, out, _ = run(capsys, "check", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--format", "json")
     assert code == 0
     assert {(r["version"], r["verdict"]) for r in json.loads(out)} == {("0.10.0", "holds")}
-    code, out, _ = run(capsys, "check", "--release", "0.1.0", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--release", "0.1.0", "--format", "json")
     assert code == 1
     assert {r["check"]: r["verdict"] for r in json.loads(out)} == {"zero": "changed", "metric": "holds"}
 
 
 def test_a_corrupt_download_is_an_error_never_changed(kb, index, capsys):
-    run(capsys, "verify", "--engine", "vllm")
+    run_cli(capsys, "verify", "--engine", "vllm")
     before = (kb / "ledger" / "vllm.json").read_text()
     index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0", None), faults=Faults(lying_digest=True))
-    code, out, _ = run(capsys, "verify", "--new", "--format", "json")
+    code, out, _ = run_cli(capsys, "verify", "--new", "--format", "json")
     assert code == 3
     records = json.loads(out)
     assert records and {(r["verdict"], r["reason"]) for r in records} == {("error", "unavailable")}
@@ -134,17 +120,17 @@ def test_a_corrupt_download_is_an_error_never_changed(kb, index, capsys):
 
 
 def test_an_unreachable_index_is_an_error_and_the_ledger_is_kept(kb, index, capsys, monkeypatch):
-    run(capsys, "verify", "--engine", "vllm")
+    run_cli(capsys, "verify", "--engine", "vllm")
     before = (kb / "ledger" / "vllm.json").read_text()
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # the discard port: refused
-    code, out, _ = run(capsys, "verify", "--engine", "vllm")
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 3
     assert "error: vllm:" in out and "its ledger is unchanged" in out
     assert (kb / "ledger" / "vllm.json").read_text() == before
 
 
 def test_an_interrupted_run_leaves_the_ledger_as_it_was(kb, index, capsys, monkeypatch):
-    run(capsys, "verify", "--release", "0.1.0")
+    run_cli(capsys, "verify", "--release", "0.1.0")
     before = (kb / "ledger" / "vllm.json").read_bytes()
     real = verify_module.verify_release
     calls = []
@@ -156,49 +142,49 @@ def test_an_interrupted_run_leaves_the_ledger_as_it_was(kb, index, capsys, monke
         return real(*args, **kwargs)
 
     monkeypatch.setattr(verify_module, "verify_release", interrupted)
-    code, _, _ = run(capsys, "verify", "--engine", "vllm")
+    code, _, _ = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 130
     assert (kb / "ledger" / "vllm.json").read_bytes() == before
     assert not list((kb / "ledger").glob(".vllm.*"))
 
 
 def test_the_ledger_is_recomputable(kb, index, capsys):
-    run(capsys, "verify")
+    run_cli(capsys, "verify")
     first = (kb / "ledger" / "vllm.json").read_text()
     (kb / "ledger" / "vllm.json").unlink()
-    run(capsys, "verify")
+    run_cli(capsys, "verify")
     assert without_timestamps((kb / "ledger" / "vllm.json").read_text()) == without_timestamps(first)
 
 
 def test_a_locked_ledger_refuses_clearly(kb, index, capsys):
     with Ledger(kb / "ledger").lock():
-        code, _, err = run(capsys, "verify", "--engine", "vllm")
+        code, _, err = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 3 and "locked by gotchas run pid" in err
 
 
 def test_ledger_option_puts_it_elsewhere(kb, index, capsys, tmp_path):
-    run(capsys, "verify", "--ledger", str(tmp_path / "elsewhere"))
+    run_cli(capsys, "verify", "--ledger", str(tmp_path / "elsewhere"))
     assert (tmp_path / "elsewhere" / "vllm.json").is_file()
     assert not (kb / "ledger" / "vllm.json").exists()
-    code, out, _ = run(capsys, "show", "ops-example", "--ledger", str(tmp_path / "elsewhere"))
+    code, out, _ = run_cli(capsys, "show", "ops-example", "--ledger", str(tmp_path / "elsewhere"))
     assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in out
 
 
 def test_a_corrupt_ledger_is_reported_not_overwritten(kb, index, capsys):
     (kb / "ledger").mkdir()
     (kb / "ledger" / "vllm.json").write_text('{"engine": "vllm", "releases": {')
-    code, _, err = run(capsys, "verify", "--engine", "vllm")
+    code, _, err = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 3 and "vllm.json:1: not valid JSON" in err
     assert (kb / "ledger" / "vllm.json").read_text() == '{"engine": "vllm", "releases": {'
 
 
 def test_new_fills_in_the_history_of_an_edited_entry(kb, index, capsys):
-    run(capsys, "verify", "--engine", "vllm")
+    run_cli(capsys, "verify", "--engine", "vllm")
     entry = kb / "gotchas" / "ops-example.md"
     entry.write_text(entry.read_text().replace('string: "vllm:num_preemptions"', 'string: "vllm:num_"'))
-    code, out, _ = run(capsys, "verify", "--new", "--format", "json")
+    code, out, _ = run_cli(capsys, "verify", "--new", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.1.0", "0.2.0", "0.10.0"}
-    code, out, _ = run(capsys, "verify", "--new")
+    code, out, _ = run_cli(capsys, "verify", "--new")
     assert "no release to verify" in out
 
 
@@ -206,7 +192,7 @@ def test_the_registry_floor_bounds_a_run_without_since(kb, index, capsys):
     registry = kb / "gotchas" / "engines.yaml"
     registry.write_text(registry.read_text().replace("  tag_pattern: \"v{version}\"\nsglang:",
                                                      "  tag_pattern: \"v{version}\"\n  oldest: \"0.2.0\"\nsglang:"))
-    code, out, _ = run(capsys, "verify", "--format", "json")
+    code, out, _ = run_cli(capsys, "verify", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.2.0", "0.10.0"}
-    code, out, _ = run(capsys, "verify", "--since", "0.1.0", "--format", "json")
+    code, out, _ = run_cli(capsys, "verify", "--since", "0.1.0", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.1.0", "0.2.0", "0.10.0"}

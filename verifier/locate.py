@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from . import code
-from .code._tokens import ELLIPSIS_META, META, NAME, STRING
+from .code._tokens import ELLIPSIS_META, META
 from .evaluate import FileCache
 from .model import Check
 from .sources import SourceUnavailable

@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 
 from . import __version__, history
 from .kb import KB, Engine
-from .ledger import EngineLedger, Ledger, version_key
+from .ledger import EngineLedger, Ledger
 from .model import CHANGED, ERROR, HOLDS, Entry
 
 SECTION_IDS = {"Symptom": "symptom", "Root cause": "root-cause", "Workaround": "workaround", "Notes": "notes"}
