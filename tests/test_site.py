@@ -166,6 +166,8 @@ def test_feeds_parse_and_name_the_status_change(built_site):
     new = ET.parse(out / "feeds/entries.xml").getroot()
     assert len(new.findall(f"{ATOM}entry")) == 3
     ET.parse(out / "feeds/vllm.xml")
+    assert len(ET.parse(out / "feeds/vllm-entries.xml").getroot().findall(f"{ATOM}entry")) == 3
+    assert ET.parse(out / "feeds/sglang-entries.xml").getroot().findall(f"{ATOM}entry") == []
     urls = [u.text for u in ET.parse(out / "sitemap.xml").getroot().iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
     assert "https://gotchas.example/entries/ops-example/" in urls
 

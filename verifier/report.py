@@ -227,7 +227,7 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "") -> s
             engine = kb.engines[c.engine].name if c.engine in kb.engines else c.engine
             for t in c.checks or [None]:
                 check = t.check if t else ""
-                reason = (t.after.get("reason") or "") if t else ""
+                reason = " → ".join(r or "—" for r in (t.before.get("reason"), t.after.get("reason"))) if t else ""
                 where = (f"{_lines(t.before)} → {_lines(t.after)}" if t else "")
                 if t and t.after.get("hint"):
                     where += f"<br>hint: {t.after['hint']}"

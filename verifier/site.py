@@ -499,7 +499,8 @@ def _engine_pages(b: Builder) -> None:
         b.pages.append(Page(f"engines/{key}/index.html", f"{view.engine.name} releases",
                             f"<h1>{esc(view.engine.name)} releases</h1><p>Package <code>{esc(view.engine.package)}</code>, "
                             f'repository <a href="{esc(view.engine.repository)}">{esc(view.engine.repository)}</a>. '
-                            f'<a href="../../feeds/{quote(key)}.xml">Atom feed of status changes</a>.</p>{table}'))
+                            f'Atom feeds: <a href="../../feeds/{quote(key)}.xml">status changes</a>, '
+                            f'<a href="../../feeds/{quote(key)}-entries.xml">new entries</a>.</p>{table}'))
         overview.append(f'<li><a href="{quote(key)}/">{esc(view.engine.name)}</a>: {len(view.versions)} releases verified'
                         + (f", latest {esc(view.latest)}" if view.latest else "") + "</li>")
     b.pages.append(Page("engines/index.html", "Engines", f"<h1>Engines and releases</h1><ul>{''.join(overview)}</ul>"))
@@ -612,13 +613,17 @@ def _feeds(b: Builder) -> None:
     new_entries = []
     for entry in site.entries:
         first = min((e.date for e in entry.history), default=None)
-        new_entries.append({"title": entry.title, "id": f"{base}{Builder.entry_url(entry.id)}",
+        new_entries.append({"title": entry.title, "id": f"{base}{Builder.entry_url(entry.id)}", "engines": entry.engines,
                             "link": f"{base}{Builder.entry_url(entry.id)}",
                             "updated": _timestamp(first.isoformat() if first else None, site.generated),
                             "summary": _plain(entry.sections.get("Symptom", ""))[:500]})
     new_entries.sort(key=lambda i: i["updated"], reverse=True)
     b.files["feeds/entries.xml"] = _atom("gotchas: new entries", f"{base}feeds/entries.xml", base, new_entries,
                                          site.generated)
+    for key, view in site.engines.items():
+        mine = [n for n in new_entries if key in n["engines"]]
+        b.files[f"feeds/{key}-entries.xml"] = _atom(f"gotchas: new {view.engine.name} entries",
+                                                    f"{base}feeds/{key}-entries.xml", base, mine, site.generated)
     by_engine: dict[str, list[dict]] = {}
     for key, view in site.engines.items():
         changes = history.status_changes(view.ledger, view.versions)
