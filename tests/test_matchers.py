@@ -396,3 +396,12 @@ def test_non_ascii_offsets_map_to_the_right_lines():
     source = 'NAME = "héllo wörld ✓"\n\nclass A:\n    def f(self):\n        return "ünïcode"\n'
     verdict = run(source, string="ünïcode", **{"in": "A.f"})
     assert verdict.status == "holds" and verdict.lines == (5, 5) and verdict.symbol == "A.f"
+
+
+@pytest.mark.parametrize("query", ['((_) @a . (_) @b . (_) @c . (_) @d (#eq? @a "zzz"))', "(_ (_ (_ (_ (_) @e))))"])
+def test_pathological_queries_on_a_large_file_stay_bounded(query):
+    source = "def f():\n" + "    x = (a, b, c, d, e, f, g)\n" * 5000
+    started = time.monotonic()
+    verdict = run(source, query=query)
+    assert time.monotonic() - started < 10
+    assert verdict.status in ("holds", "changed")
