@@ -63,3 +63,11 @@ def test_bisect_of_a_check_that_never_flips(kb, repo, capsys):
 ])
 def test_bisect_usage_errors(kb, capsys, argv, message):
     assert main(argv) == 2 and message in capsys.readouterr().err
+
+
+def test_locate_through_a_git_source(kb, repo, capsys):
+    code = main(["locate", "vllm", "Scheduler.preempt", "--source", f"git:{repo.path}", "--release", "0.1.0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "vLLM 0.1.0: 2 Python files" in out
+    assert "pkg/sched.py:2-4 in Scheduler.preempt" in out

@@ -381,3 +381,11 @@ def test_closing_a_snapshot_ends_its_git_processes(history):
             snapshot.read("README.md")
         assert source.open(release(source, "0.10.0")).read("vllm/engine.py") == ENGINE_V2.encode()
     assert started_since(before) == []
+
+
+def test_paths_lists_regular_files_only(history):
+    with source_of(history, include_prereleases=True) as source:
+        assert source.open(release(source, "0.9.0")).paths() == ["README.md", "vllm/config.py", "vllm/engine.py"]
+        later = source.open(release(source, "0.10.1rc1")).paths()
+        assert "vllm/config/base.py" in later and "vllm/config.py" not in later
+        assert "vllm/link.py" not in later and not any(p.startswith("vendor/") for p in later)

@@ -405,3 +405,9 @@ def test_pathological_queries_on_a_large_file_stay_bounded(query):
     verdict = run(source, query=query)
     assert time.monotonic() - started < 10
     assert verdict.status in ("holds", "changed")
+
+
+def test_the_string_reported_is_the_first_in_source_order():
+    source = "\n".join(f'X{i} = "the same text {i}"' for i in range(60)) + "\n"
+    lines = {run(source, string="the same text").lines for _ in range(5)}
+    assert lines == {(1, 1)}

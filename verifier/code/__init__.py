@@ -103,21 +103,17 @@ class SourceFile:
         return self.text.encode("utf-8")
 
     @cached_property
-    def _char_of_byte(self) -> list[int] | None:
-        if len(self._encoded) == len(self.text):
-            return None  # ASCII: offsets coincide
-        table = []
-        for i, ch in enumerate(self.text):
-            table.extend([i] * len(ch.encode("utf-8")))
-        table.append(len(self.text))
-        return table
+    def _ascii(self) -> bool:
+        return len(self._encoded) == len(self.text)
 
     def char(self, byte: int) -> int:
-        table = self._char_of_byte
-        return byte if table is None else table[min(byte, len(table) - 1)]
+        """The character offset of a byte offset into the encoded text."""
+        if self._ascii:
+            return byte
+        return len(self._encoded[:byte].decode("utf-8", errors="ignore"))
 
     def byte(self, char: int) -> int:
-        if self._char_of_byte is None:
+        if self._ascii:
             return char
         return len(self.text[:char].encode("utf-8"))
 

@@ -65,4 +65,4 @@ def query_matches(source: str, root: tree_sitter.Node, start: int, end: int) -> 
         last = max(n.end_byte for n in nodes)
         if first >= start and last <= end:
             found.append((first, last))
-    return found
+    return sorted(found)  # matches do not come in source order; the first reported must be stable

@@ -158,7 +158,9 @@ def string_literals(root: tree_sitter.Node, start: int, end: int) -> Iterator[tu
     """(node, value) of each string literal within the byte range, implicit concatenations joined."""
     cursor = tree_sitter.QueryCursor(_string_query())
     cursor.set_byte_range(start, end)
-    for node in cursor.captures(root).get("s", ()):
+    # Captures do not come in source order (nor in the same order each run): sort, so that
+    # the first literal found is always the same one.
+    for node in sorted(cursor.captures(root).get("s", ()), key=lambda n: (n.start_byte, n.end_byte)):
         if node.start_byte < start or node.end_byte > end:
             continue
         if node.type == "string" and node.parent is not None and node.parent.type == "concatenated_string":

@@ -271,6 +271,21 @@ class GitSnapshot:
             _, _, _, data = git.get_object_data(blob)
         return data
 
+    def paths(self) -> list[str]:
+        """The path of every regular file at this commit (symlinks and submodules left out)."""
+        repo = self._repo()
+        with self._reading("the file list"):
+            listing = repo.git.ls_tree("-r", "-z", "--full-tree", self.commit)
+        paths = []
+        for record in listing.split("\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition("\t")
+            mode = meta.split(" ", 1)[0]
+            if mode in ("100644", "100755"):
+                paths.append(path)
+        return sorted(paths)
+
     def blob_id(self, path: str) -> str | None:
         """The git blob id of the file at `path` (a content hash), or None when there is no such file."""
         problem = check_repository_path(path)
