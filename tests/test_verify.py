@@ -196,3 +196,12 @@ def test_the_registry_floor_bounds_a_run_without_since(kb, index, capsys):
     assert {r["version"] for r in json.loads(out)} == {"0.2.0", "0.10.0"}
     code, out, _ = run_cli(capsys, "verify", "--since", "0.1.0", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.1.0", "0.2.0", "0.10.0"}
+
+
+def test_a_rerun_that_only_moves_lines_reports_no_status_change(kb, index, capsys):
+    run_cli(capsys, "verify", "--engine", "vllm")
+    path = kb / "ledger" / "vllm.json"
+    path.write_text(path.read_text().replace('"lines": [4, 4]', '"lines": [40, 40]'))
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm")
+    assert code == 0 and "0 status changes" in out
+    assert '"lines": [40, 40]' not in path.read_text()

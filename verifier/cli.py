@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import __version__, kb as kb_module, lint, report
 from .entries import load_entry
-from .history import status_changes
+from .history import new_status_changes
 from .ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
 from .model import CHANGED, ERROR, CheckResult, Release, Verdict
 from .progress import Progress
@@ -315,9 +315,11 @@ def run_verify(args) -> int:
     runs: list[EngineRun] = []
     notes: list[str] = []
     verdicts = VerdictCache()
+    before = {}
     try:
         with ledger.lock(wait=args.wait):
             for engine in engines:
+                before[engine] = ledger.load(engine)
                 engine_pairs = [p for p in pairs if p[1].engine == engine]
                 try:
                     run = verify_engine(engine, sources[engine], engine_pairs, ledger, versions=args.release,
@@ -340,7 +342,8 @@ def run_verify(args) -> int:
             close = getattr(source, "close", None)
             if close:
                 close()
-    changes = [c for run in runs for c in status_changes(ledger.load(run.engine), run.changed_releases)]
+    changes = [c for run in runs
+               for c in new_status_changes(before[run.engine], ledger.load(run.engine), run.changed_releases)]
     results = [r for run in runs for r in run.results]
     text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded), args.site_url)
     sys.stdout.write(text)

@@ -134,6 +134,15 @@ def status_changes(ledger: EngineLedger, versions) -> list[StatusChange]:
     return found
 
 
+def new_status_changes(before: EngineLedger, after: EngineLedger, versions) -> list[StatusChange]:
+    """Status changes at `versions` in `after` that `before` did not already show (what a run taught)."""
+    def key(c: StatusChange):
+        return (c.entry, c.before_version, c.after_version, c.before, c.after)
+
+    known = {key(c) for c in status_changes(before, versions)}
+    return [c for c in status_changes(after, versions) if key(c) not in known]
+
+
 def status_at(ledger: EngineLedger, entry: str, version: str) -> str | None:
     record = ledger.releases.get(version, {}).get("entries", {}).get(entry)
     return record["verdict"] if record else None
@@ -156,5 +165,5 @@ def describe(engine_name: str, statuses: list[tuple[str, str]]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["Range", "Transition", "StatusChange", "status_changes", "entry_statuses", "check_statuses", "ranges", "transitions",
+__all__ = ["Range", "Transition", "StatusChange", "status_changes", "new_status_changes", "entry_statuses", "check_statuses", "ranges", "transitions",
            "status_at", "describe", "HOLDS", "CHANGED", "ERROR"]
