@@ -145,7 +145,7 @@ def _symbol_missing(check: Check, source: code.SourceFile, symbol: str) -> Verdi
 # --- matchers -----------------------------------------------------------------
 
 def _contains(check: Check, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
-    fragment = code.Fragment(check.pattern)
+    fragment = code.fragment(check.pattern)
     if fragment.is_empty:
         raise _Invalid("the fragment is empty")
     matches = [(scope, span) for scope in scopes for span in source.find(fragment, scope)]
@@ -154,7 +154,7 @@ def _contains(check: Check, source: code.SourceFile, scopes: list[code.Scope]) -
     if check.after is None:
         scope, span = matches[0]
         return _holds(check, source, span, scope.symbol)
-    anchor = code.Fragment(check.after)
+    anchor = code.fragment(check.after)
     if anchor.is_empty:
         raise _Invalid("the `after` fragment is empty")
     anchors = [(scope, span) for scope in scopes for span in source.find(anchor, scope)]
@@ -183,7 +183,7 @@ def _contains(check: Check, source: code.SourceFile, scopes: list[code.Scope]) -
 
 
 def _absent(check: Check, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
-    fragment = code.Fragment(check.pattern)
+    fragment = code.fragment(check.pattern)
     if fragment.is_empty:
         raise _Invalid("the fragment is empty")
     for scope in scopes:

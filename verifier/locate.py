@@ -86,7 +86,7 @@ def find_symbol(snapshot, symbol: str, files: dict[str, bytes] | None = None,
 def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None = None,
                   cache: FileCache | None = None) -> list[Place]:
     """Every occurrence of a `contains` fragment across the release's Python files."""
-    fragment = code.Fragment(fragment_code)
+    fragment = code.fragment(fragment_code)
     literals = [t.text for t in fragment.tokens if t.kind not in (META, ELLIPSIS_META)]
     if not literals:
         return []

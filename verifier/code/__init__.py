@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -18,9 +19,11 @@ from . import _fragments, _python
 from ._fragments import BudgetExceeded
 from ._tokens import ELLIPSIS_META, Token, tokenize
 
-__all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fold_whitespace"]
+__all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fragment", "fold_whitespace"]
 
 _WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_SHORTLIST = 8  # lines compared character by character for a closest-line hint
 
 
 def fold_whitespace(text: str) -> str:
@@ -42,6 +45,12 @@ class Span:
 
     start: int
     end: int
+
+
+@functools.lru_cache(maxsize=4096)
+def fragment(code: str) -> Fragment:
+    """The tokenized fragment of `code`, shared by every check and release that uses it."""
+    return Fragment(code)
 
 
 class Fragment:
@@ -175,14 +184,28 @@ class SourceFile:
         starts = self._token_starts
         return bisect.bisect_left(starts, scope.start), bisect.bisect_left(starts, scope.end)
 
+    def _scope_tokens(self, scope: Scope) -> tuple[list[Token], int, int, dict[str, list[int]] | None]:
+        """Tokens to search for a scope: the file's, or for a definition only its own (far cheaper)."""
+        if scope.symbol is None:
+            lo, hi = self._token_range(scope)
+            return self.tokens, lo, hi, self._token_index
+        key = (scope.start, scope.end)
+        tokens = self._scoped_tokens.get(key)
+        if tokens is None:
+            tokens = self._scoped_tokens[key] = tokenize(self.text, start=scope.start, end=scope.end)
+        return tokens, 0, len(tokens), None
+
+    @cached_property
+    def _scoped_tokens(self) -> dict[tuple[int, int], list[Token]]:
+        return {}
+
     def find(self, fragment: Fragment, scope: Scope) -> list[Span]:
         """Every occurrence of the fragment in the scope, in order of start."""
         if not self.is_python:
             return self._find_text(fragment, scope)
-        lo, hi = self._token_range(scope)
-        tokens = self.tokens
+        tokens, lo, hi, index = self._scope_tokens(scope)
         spans = []
-        for start, end in _fragments.find(fragment.tokens, tokens, lo, hi, self._token_index):
+        for start, end in _fragments.find(fragment.tokens, tokens, lo, hi, index):
             if end > start:  # an empty match only comes from a fragment of bare `$$$`
                 spans.append(Span(tokens[start].start, tokens[end - 1].end))
         return spans
@@ -223,20 +246,25 @@ class SourceFile:
     # --- hints ----------------------------------------------------------------
 
     def closest_line(self, code: str, scope: Scope) -> tuple[int, str] | None:
-        """The line in the scope most similar to `code`: (line number, its text)."""
+        """The line in the scope most similar to `code`: (line number, its text).
+
+        Lines are first ranked by the words they share with `code` (cheap), and
+        only the best few are compared character by character.
+        """
         target = fold_whitespace(code)
         if not target:
             return None
+        words = set(_WORD.findall(target))
         first, last = self.line_of(scope.start), self.line_of(max(scope.start, scope.end - 1))
-        best = None
+        shortlist: list[tuple[int, int, str]] = []
         for number in range(first, last + 1):
             line = fold_whitespace(self.line_text(number))
-            if not line:
-                continue
-            matcher = difflib.SequenceMatcher(None, target, line, autojunk=False)
-            if matcher.real_quick_ratio() <= (best[0] if best else 0):
-                continue
-            ratio = matcher.ratio()
+            if line:
+                shortlist.append((-len(words.intersection(_WORD.findall(line))), number, line))
+        shortlist.sort()
+        best = None
+        for _, number, line in shortlist[:_SHORTLIST]:
+            ratio = difflib.SequenceMatcher(None, target, line, autojunk=False).ratio()
             if best is None or ratio > best[0]:
                 best = (ratio, number, line)
         return (best[1], best[2]) if best and best[0] >= 0.5 else None

@@ -47,10 +47,10 @@ class Token:
     end: int
 
 
-def tokenize(text: str, *, fragment: bool = False) -> list[Token]:
-    """Tokens of `text`. With `fragment`, `$NAME` and `$$$` are metavariables."""
+def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | None = None) -> list[Token]:
+    """Tokens of text[start:end], with offsets into `text`. With `fragment`, `$NAME` and `$$$` are metavariables."""
     tokens: list[Token] = []
-    pos, n = 0, len(text)
+    pos, n = start, len(text) if end is None else end
     append = tokens.append
     while pos < n:
         m = _SPACE.match(text, pos)
