@@ -56,17 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gotchas {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = commands.add_parser(
-        "check", help="lint entries and verify their checks",
-        description="Lint entries (all of the KB by default) and verify each check against a release.",
-        epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    check.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
-    check.add_argument("--engine", help="verify only the checks of this engine")
-    check.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
-                       help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH "
-                            "(repeat with ENGINE= for several engines)")
+    check = _entry_command(commands, "check", "lint entries and verify their checks",
+                           "Lint entries (all of the KB by default) and verify each check against a release.")
     check.add_argument("--offline", action="store_true", help="lint only; read no engine code")
     check.add_argument("--changed-since", metavar="REF",
                        help="check only the entries changed since the merge base of REF and HEAD (everything when "
@@ -75,17 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=report.FORMATS, default="text")
     check.set_defaults(run=run_check)
 
-    verify = commands.add_parser(
-        "verify", help="verify entries against every release and record the verdicts in the ledger",
-        description="Verify entries (all by default) against the releases of each engine and update the ledger. "
-                    "Exits 1 when an entry changed status in a newly verified release.",
-        epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    verify.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
-    verify.add_argument("--engine", help="only this engine")
-    verify.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
-                        help="pypi (default), git:URL_OR_PATH, or dir:PATH")
+    verify = _entry_command(commands, "verify", "verify entries against every release and record the verdicts in "
+                            "the ledger", "Verify entries (all by default) against the releases of each engine and "
+                            "update the ledger. Exits 1 when an entry changed status in a newly verified release.")
     verify.add_argument("--release", action="append", metavar="V", help="only this release (repeatable; 'latest')")
     verify.add_argument("--since", metavar="V",
                         help="only releases from V on (default: the engine's `oldest` in gotchas/engines.yaml)")
@@ -158,6 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--write", action="store_true", help="write gotchas/entry.schema.json instead of printing")
     schema.set_defaults(run=run_schema)
     return parser
+
+
+def _entry_command(commands, name: str, summary: str, description: str) -> argparse.ArgumentParser:
+    """A command over entries, an engine and sources: what `check` and `verify` share."""
+    command = commands.add_parser(name, help=summary, description=description,
+                                  epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    command.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
+    command.add_argument("--engine", help="only the checks of this engine")
+    command.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                         help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH "
+                              "(repeat with ENGINE= for several engines)")
+    return command
 
 
 def _kb(args) -> kb_module.KB:
