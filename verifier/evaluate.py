@@ -27,13 +27,15 @@ class FileCache:
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._files: OrderedDict[tuple[str, bytes], code.SourceFile] = OrderedDict()
+        self._files: OrderedDict[tuple[str, str], code.SourceFile] = OrderedDict()
 
-    def get(self, path: str, data: bytes) -> code.SourceFile:
-        key = (path, hashlib.sha256(data).digest())
+    def get(self, path: str, data: bytes, sha256: str | None = None) -> code.SourceFile:
+        """The parsed file; `sha256` (hex) spares hashing the data again when the caller has it."""
+        sha256 = sha256 or hashlib.sha256(data).hexdigest()
+        key = (path, sha256)
         found = self._files.get(key)
         if found is None:
-            found = self._files[key] = code.SourceFile(path, data)
+            found = self._files[key] = code.SourceFile(path, data, sha256)
             if len(self._files) > self.size:
                 self._files.popitem(last=False)
         else:
@@ -55,11 +57,12 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
         return Verdict(ERROR, "unavailable", path=check.path, message=str(exc))
     if data is None:
         return Verdict(CHANGED, "file-missing", path=check.path, message=f"{check.path} is not in this release")
+    sha256 = hashlib.sha256(data).hexdigest()
     if verdicts is not None:
-        known = verdicts.get(check, hashlib.sha256(data).hexdigest())
+        known = verdicts.get(check, sha256)
         if known is not None:
             return known
-    verdict = evaluate_source(check, (cache or _DEFAULT_CACHE).get(check.path, data))
+    verdict = evaluate_source(check, (cache or _DEFAULT_CACHE).get(check.path, data, sha256))
     if verdicts is not None:
         verdicts.put(check, verdict)
     return verdict

@@ -68,9 +68,11 @@ class Fragment:
 
 
 class SourceFile:
-    def __init__(self, path: str, data: bytes) -> None:
+    def __init__(self, path: str, data: bytes, sha256: str | None = None) -> None:
         self.path = path
         self.data = data
+        if sha256 is not None:
+            self.__dict__["sha256"] = sha256  # the cached_property below, already known
 
     @cached_property
     def sha256(self) -> str:
