@@ -10,6 +10,7 @@ import bisect
 import difflib
 import functools
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -88,8 +89,9 @@ class SourceFile:
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        starts = [0]
-        starts.extend(m.end() for m in re.finditer("\n", self.text))
+        # The start of each line: 0, then one past each newline (accumulated line lengths + 1).
+        starts = list(itertools.accumulate(map((1).__add__, map(len, self.text.split("\n"))), initial=0))
+        starts.pop()  # one past the end of the text
         return starts
 
     def line_of(self, offset: int) -> int:
@@ -141,7 +143,18 @@ class SourceFile:
 
     def scopes(self, symbol: str) -> list[Scope]:
         """Every definition of `symbol` in this file (empty when there is none)."""
-        return [Scope(self.char(a), self.char(b), symbol) for a, b in _python.resolve(self.root, symbol)]
+        return [Scope(self.char(a), self.char(b), symbol) for a, b in _python.resolve(self.root, symbol, self._members)]
+
+    def _members(self, container) -> list:
+        """`_python.members(container)`, computed once per container: checks on one file share them."""
+        found = self._members_of.get(container.id)
+        if found is None:
+            found = self._members_of[container.id] = list(_python.members(container))
+        return found
+
+    @cached_property
+    def _members_of(self) -> dict[int, list]:
+        return {}
 
     def has_error(self, scope: Scope | None = None) -> bool:
         """Whether the syntax tree has errors in the scope (the whole file by default)."""
@@ -158,12 +171,24 @@ class SourceFile:
         return [(name, Scope(self.char(a), self.char(b), name)) for name, (a, b) in _python.definitions(self.root)]
 
     def symbol_at(self, offset: int) -> str | None:
-        """The qualified name of the innermost definition holding a character offset."""
-        best = None
-        for name, scope in self.definitions():
-            if scope.start <= offset < scope.end and (best is None or scope.start >= best[1].start):
-                best = (name, scope)
-        return best[0] if best else None
+        """The qualified name of the innermost definition holding a character offset.
+
+        Descends from the module through the members holding the offset (the last
+        one that starts latest, at each level), without listing every definition.
+        """
+        byte = self.byte(offset)
+        container, prefix, found = self.root, "", None
+        while container is not None:
+            best = None
+            for name, (a, b), node in self._members(container):
+                if a <= byte < b and (best is None or a >= best[1]):
+                    best = (name, a, node)
+            if best is None:
+                break
+            found = prefix + best[0]
+            container = best[2] if best[2].type in _python.DEFINITIONS else None
+            prefix = found + "."
+        return found
 
     # --- tokens ---------------------------------------------------------------
 
@@ -247,6 +272,18 @@ class SourceFile:
 
     # --- hints ----------------------------------------------------------------
 
+    @cached_property
+    def _folded_lines(self) -> list[tuple[str, frozenset[str]] | None]:
+        """Per line, once computed: its text with whitespace folded, and its words (shared by every hint)."""
+        return [None] * len(self._line_starts)
+
+    def _folded_line(self, number: int) -> tuple[str, frozenset[str]]:
+        found = self._folded_lines[number - 1]
+        if found is None:
+            line = fold_whitespace(self.line_text(number))
+            found = self._folded_lines[number - 1] = (line, frozenset(_WORD.findall(line)))
+        return found
+
     def closest_line(self, code: str, scope: Scope) -> tuple[int, str] | None:
         """The line in the scope most similar to `code`: (line number, its text).
 
@@ -260,9 +297,9 @@ class SourceFile:
         first, last = self.line_of(scope.start), self.line_of(max(scope.start, scope.end - 1))
         shortlist: list[tuple[int, int, str]] = []
         for number in range(first, last + 1):
-            line = fold_whitespace(self.line_text(number))
+            line, line_words = self._folded_line(number)
             if line:
-                shortlist.append((-len(words.intersection(_WORD.findall(line))), number, line))
+                shortlist.append((-len(words & line_words), number, line))
         shortlist.sort()
         best = None
         for _, number, line in shortlist[:_SHORTLIST]:

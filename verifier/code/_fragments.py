@@ -94,11 +94,14 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
         return
     budget = _Budget(steps)
     first = pattern[0]
-    if index is not None and first.kind not in (META, ELLIPSIS_META):
+    if first.kind in (META, ELLIPSIS_META):
+        starts = range(lo, hi)
+    elif index is not None:
         positions = index.get(first.text, ())
         starts = positions[bisect.bisect_left(positions, lo):bisect.bisect_left(positions, hi)]
-    else:
-        starts = range(lo, hi)
+    else:  # only where the first token occurs
+        text = first.text
+        starts = [i for i in range(lo, hi) if source[i].text == text]
     for start in starts:
         end = _match_at(pattern, source, 0, start, hi, {}, budget)
         if end is not None:

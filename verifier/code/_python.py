@@ -13,7 +13,7 @@ import tree_sitter_python
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 
-_DEFINITIONS = ("class_definition", "function_definition")
+DEFINITIONS = _DEFINITIONS = ("class_definition", "function_definition")
 # Compound statements whose blocks hold definitions that still belong to the
 # enclosing scope (`if TYPE_CHECKING:`, `try: ... except ImportError:` and the like).
 _TRANSPARENT = frozenset(
@@ -108,13 +108,16 @@ def members(container: tree_sitter.Node, assignments: bool | None = None
             yield from members(child, assignments)
 
 
-def resolve(root: tree_sitter.Node, symbol: str) -> list[tuple[int, int]]:
-    """Byte ranges of every definition of the dotted `symbol` (empty when none)."""
+def resolve(root: tree_sitter.Node, symbol: str, members_of=members) -> list[tuple[int, int]]:
+    """Byte ranges of every definition of the dotted `symbol` (empty when none).
+
+    `members_of` gives a container's members (a cached `members` spares walking a tree again per symbol).
+    """
     containers = [root]
     ranges: list[tuple[int, int]] = []
     parts = symbol.split(".")
     for depth, part in enumerate(parts):
-        found = [(rng, node) for c in containers for name, rng, node in members(c) if name == part]
+        found = [(rng, node) for c in containers for name, rng, node in members_of(c) if name == part]
         if depth == len(parts) - 1:
             ranges = [rng for rng, _ in found]
         containers = [node for _, node in found if node.type in _DEFINITIONS]

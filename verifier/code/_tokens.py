@@ -7,12 +7,16 @@ are dropped. A string literal (any prefix, triple quotes, f-strings with nested
 quotes) is one token whose text is its source text.
 
 In fragments, `$NAME` is a metavariable (one token) and `$$$` a run of tokens.
+
+One regular expression finds each token and skips what precedes it, so a token
+costs one match; only f-strings, whose replacement fields may nest quotes, are
+ended by a small scanner (`_string_end`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 NAME = "name"
 NUMBER = "number"
@@ -22,8 +26,7 @@ META = "meta"  # $NAME
 ELLIPSIS_META = "meta-run"  # $$$
 
 _STRING_START = re.compile(r"(?i:rb|br|fr|rf|tr|rt|b|r|u|f|t)?('''|\"\"\"|'|\")")
-_NAME = re.compile(r"[^\W\d]\w*")
-_NUMBER = re.compile(
+_NUMBER = (
     r"0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+"
     r"|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?"
 )
@@ -33,14 +36,39 @@ _OPERATORS = sorted(
     key=len,
     reverse=True,
 )
-_OP = re.compile("|".join(re.escape(o) for o in _OPERATORS))
-_SPACE = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)+")
-_COMMENT = re.compile(r"#[^\r\n]*")
-_META = re.compile(r"\$\$\$|\$[A-Za-z_][A-Za-z0-9_]*")
+# Whitespace, line continuations and comments before a token.
+_SKIP = r"(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*+)*+"
+# A string literal without f/t prefix, whole. It ends at its closing quote; an
+# unterminated single-quoted one at its line's end, an unterminated triple-quoted
+# one at the end of the text (where Python's tokenizer gives up). A backslash
+# escapes the character after it.
+_PLAIN_STRING = (
+    r"(?i:rb|br|b|r|u)?(?:"
+    r"'''(?:[^'\\]|\\[\s\S]?|'(?!''))*+(?:'''|\Z)"
+    r'|"""(?:[^"\\]|\\[\s\S]?|"(?!""))*+(?:"""|\Z)'
+    r"|'(?:[^'\\\r\n]|\\[\s\S]?)*+'?"
+    r'|"(?:[^"\\\r\n]|\\[\s\S]?)*+"?'
+    r")"
+)
+# The groups, tried in this order: 1 `$$$` or `$NAME` (fragments only), 2 the
+# opening of an f/t-string, 3 a plain string, 4 a name, 5 a number, 6 an
+# operator, 7 any other character (a token of its own); or the end of the text, so
+# that a match never skips ahead.
+_BODY = r"({meta})|((?i:fr|rf|tr|rt|f|t)(?:'''|\"\"\"|'|\"))|({plain})|([^\W\d]\w*)|({number})|({ops})|([\s\S])"
+_META_TOKEN = r"\$\$\$|\$[A-Za-z_][A-Za-z0-9_]*"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+def _token_pattern(fragment: bool) -> re.Pattern:
+    return re.compile(_SKIP + "(?:" + _BODY.format(
+        meta=_META_TOKEN if fragment else r"(?!)", plain=_PLAIN_STRING, number=_NUMBER,
+        ops="|".join(re.escape(o) for o in _OPERATORS)) + r"|\Z)")
+
+
+_TOKEN = {False: _token_pattern(False), True: _token_pattern(True)}
+_KINDS = (None, None, STRING, STRING, NAME, NUMBER, OP, OP)
+
+
+class Token(NamedTuple):
     kind: str
     text: str
     start: int  # character offset in the tokenized text
@@ -48,49 +76,36 @@ class Token:
 
 
 def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | None = None) -> list[Token]:
-    """Tokens of text[start:end], with offsets into `text`. With `fragment`, `$NAME` and `$$$` are metavariables."""
+    """Tokens of text[start:end], with offsets into `text`. With `fragment`, `$NAME` and `$$$` are metavariables.
+
+    A token that starts before `end` is whole, even where it runs past `end`.
+    """
     tokens: list[Token] = []
-    pos, n = start, len(text) if end is None else end
     append = tokens.append
+    n = len(text) if end is None else end
+    pattern, kinds = _TOKEN[fragment], _KINDS
+    new = tuple.__new__  # Token(...) without the Python-level __new__ of a NamedTuple
+    pos = start
     while pos < n:
-        m = _SPACE.match(text, pos)
-        if m:
-            pos = m.end()
-            continue
-        c = text[pos]
-        if c == "#":
-            pos = _COMMENT.match(text, pos).end()
-            continue
-        if fragment and c == "$":
-            m = _META.match(text, pos)
-            if m:
-                kind = ELLIPSIS_META if m.group() == "$$$" else META
-                append(Token(kind, m.group(), pos, m.end()))
-                pos = m.end()
-                continue
-        m = _STRING_START.match(text, pos)
-        if m:
-            end = _string_end(text, m)
-            append(Token(STRING, text[pos:end], pos, end))
-            pos = end
-            continue
-        m = _NAME.match(text, pos)
-        if m:
-            append(Token(NAME, m.group(), pos, m.end()))
-            pos = m.end()
-            continue
-        if c.isdigit() or (c == "." and pos + 1 < n and text[pos + 1].isdigit()):
-            m = _NUMBER.match(text, pos)
-            append(Token(NUMBER, m.group(), pos, m.end()))
-            pos = m.end()
-            continue
-        m = _OP.match(text, pos)
-        if m:
-            append(Token(OP, m.group(), pos, m.end()))
-            pos = m.end()
-            continue
-        append(Token(OP, c, pos, pos + 1))
-        pos += 1
+        for m in pattern.finditer(text, pos):
+            group = m.lastindex
+            if group is None:  # only whitespace and comments are left
+                return tokens
+            begin = m.start(group)
+            if begin >= n:
+                return tokens
+            if group == 2:  # an f-string: end it with the scanner, then go on after it
+                stop = _string_end(text, _STRING_START.match(text, begin))
+                append(Token(STRING, text[begin:stop], begin, stop))
+                pos = stop
+                break
+            value = m.group(group)
+            if group == 1:
+                append(Token(ELLIPSIS_META if value == "$$$" else META, value, begin, m.end()))
+            else:
+                append(new(Token, (kinds[group], value, begin, m.end())))
+        else:
+            return tokens
     return tokens
 
 
