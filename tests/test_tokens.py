@@ -67,8 +67,10 @@ def _reference(text: str, *, fragment: bool = False, start: int = 0, end: int | 
             append((NAME, m.group(), pos, m.end()))
             pos = m.end()
             continue
-        if c.isdigit() or (c == "." and pos + 1 < len(text) and text[pos + 1].isdigit()):  # whole past `end`
-            m = _R_NUMBER.match(text, pos)
+        # (As first written, this crashed on ".²": '²' is a digit to str.isdigit, not to \d; and it
+        # cut ".5" at `end`. The production tokenizer makes both one number or none, like this.)
+        m = _R_NUMBER.match(text, pos)
+        if m:
             append((NUMBER, m.group(), pos, m.end()))
             pos = m.end()
             continue
@@ -135,6 +137,7 @@ def _tokens(text: str, **kwargs) -> list[tuple]:
     ("x **= 0x1F_0 // .5e-3j", [(NAME, "x"), (OP, "**="), (NUMBER, "0x1F_0"), (OP, "//"), (NUMBER, ".5e-3j")]),
     ("tb'x'", [(NAME, "tb"), (STRING, "'x'")]),
     ("naïve ² ?", [(NAME, "naïve"), (NAME, "²"), (OP, "?")]),
+    ("x.²", [(NAME, "x"), (OP, "."), (NAME, "²")]),
     ("   \n\t# only a comment", []),
 ])
 def test_tokens(text, expected):
