@@ -462,3 +462,27 @@ def test_a_wheel_is_downloaded_whole_when_many_members_are_wanted(index):
     assert snapshot.read("toy/m3.py") == b"x = 3\n"
     answers = index.answers_for("toy-1.0-py3-none-any.whl")
     assert [a.range for a in answers] == [None]  # one whole download, its digest checked
+
+
+def test_a_stored_member_is_named_by_its_digest_without_being_read(index, monkeypatch):
+    index.add("toy", "toy-1.0.tar.gz", sdist())
+    source(index).open(only_release(source(index))).read("toy/core.py")
+    reads = []
+    real_blob = pypi.MemberStore.blob
+    monkeypatch.setattr(pypi.MemberStore, "blob", lambda self, sha: reads.append(sha) or real_blob(self, sha))
+    snapshot = source(index).open(only_release(source(index)))
+    snapshot.prefetch(["toy/core.py"])
+    assert snapshot.digest("toy/core.py") == "sha256:" + hashlib.sha256(CORE).hexdigest()
+    assert snapshot.digest("toy/absent.py") is None
+    assert reads == []  # the manifest names the content; nothing was decompressed
+    assert snapshot.read("toy/core.py") == CORE and len(reads) == 1
+
+
+def test_a_stored_member_gone_since_it_was_located_is_read_from_the_archive(index, cache):
+    index.add("toy", "toy-1.0.tar.gz", sdist())
+    source(index).open(only_release(source(index))).read("toy/core.py")
+    snapshot = source(index).open(only_release(source(index)))
+    assert snapshot.digest("toy/core.py")  # located in the store, not read yet
+    [blob] = [p for p in (cache.parent / "members" / "blobs").rglob("*") if p.is_file()]
+    blob.write_bytes(b"not zlib")
+    assert snapshot.read("toy/core.py") == CORE

@@ -50,7 +50,22 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
     """The verdict of one check against one snapshot.
 
     `verdicts` (a VerdictCache) answers for file contents this check has seen before.
+    A snapshot that can name a file's content without reading it (`digest(path)`:
+    "sha256:<hex>", or an identity of its own such as a git blob id) is not read
+    at all when the verdict is known.
     """
+    identity = None
+    digest = getattr(snapshot, "digest", None)
+    if verdicts is not None and digest is not None:
+        try:
+            identity = digest(check.path)
+        except SourceUnavailable as exc:
+            return Verdict(ERROR, "unavailable", path=check.path, message=str(exc))
+        if identity is not None:
+            known_sha = identity[7:] if identity.startswith("sha256:") else verdicts.content_of(identity)
+            known = verdicts.get(check, known_sha) if known_sha else None
+            if known is not None:
+                return known
     try:
         data = snapshot.read(check.path)
     except SourceUnavailable as exc:
@@ -59,6 +74,8 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
         return Verdict(CHANGED, "file-missing", path=check.path, message=f"{check.path} is not in this release")
     sha256 = hashlib.sha256(data).hexdigest()
     if verdicts is not None:
+        if identity is not None and not identity.startswith("sha256:"):
+            verdicts.learn(identity, sha256)
         known = verdicts.get(check, sha256)
         if known is not None:
             return known

@@ -139,20 +139,25 @@ def _place(source: code.SourceFile, scope: code.Scope, name: str, what: str) -> 
     return Place(source.path, source.lines_of(code.Span(scope.start, scope.end)), name, what)
 
 
-def relocation_hint(check: Check, snapshot, files: dict[str, bytes] | None = None) -> str | None:
-    """Where, in this release, what a changed check looks for now lives; None when nowhere else."""
+def relocation_hint(check: Check, snapshot, files: dict[str, bytes] | None = None,
+                    cache: FileCache | None = None) -> str | None:
+    """Where, in this release, what a changed check looks for now lives; None when nowhere else.
+
+    `cache`, shared by the hints of one release, spares parsing a candidate file again for each.
+    """
+    cache = cache or FileCache()
     try:
         places: list[Place] = []
         if check.matcher == "defines":
-            places = find_symbol(snapshot, check.pattern, files)
+            places = find_symbol(snapshot, check.pattern, files, cache)
         elif check.matcher == "contains":
-            places = find_fragment(snapshot, check.pattern, files)
+            places = find_fragment(snapshot, check.pattern, files, cache)
             if not places and check.scope:
-                places = find_symbol(snapshot, check.scope, files)
+                places = find_symbol(snapshot, check.scope, files, cache)
         elif check.matcher == "string":
-            places = find_text(snapshot, check.pattern, files)
+            places = find_text(snapshot, check.pattern, files, cache)
         elif check.scope:
-            places = find_symbol(snapshot, check.scope, files)
+            places = find_symbol(snapshot, check.scope, files, cache)
     except (SourceUnavailable, code.BudgetExceeded):
         return None
     places = [p for p in places if not (p.path == check.path and p.symbol == check.scope)]

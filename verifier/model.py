@@ -6,6 +6,7 @@ import datetime as _dt
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 #: The matchers of FORMAT.md, in the order they are documented.
 MATCHERS = ("contains", "absent", "string", "matches", "defines", "query")
@@ -53,7 +54,7 @@ class Check:
     def is_python(self) -> bool:
         return is_python_path(self.path)
 
-    @property
+    @cached_property  # asked for every verdict of every release; a frozen dataclass keeps it valid
     def fingerprint(self) -> str:
         """A short hash of what the check looks for: a verdict is reused only while it is unchanged."""
         spec = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent]

@@ -4,6 +4,16 @@ Kept in SQLite under the cache directory. The key holds the verifier's version
 (matching may change between versions), the check's fingerprint (what it looks
 for) and the sha256 of the file's content. Only `holds` and `changed` are
 cached: an `error` may be passing (a timeout) and is always recomputed.
+
+A run asks the same questions many times (every check, at every release), so
+the cache answers from memory: the first question about a check loads every
+verdict stored for it in one query, and new verdicts are written in batches
+(`flush`, called once per release and on `close`), one transaction each.
+Losing unflushed verdicts (a crash) costs only their re-evaluation.
+
+It also remembers, for the run, which content a source's own identity of a
+file stands for (a git blob id), so that a snapshot that knows the identity of
+a file without reading it (`digest`) can be answered without reading it.
 """
 
 from __future__ import annotations
@@ -16,52 +26,100 @@ from . import __version__
 from .cache import cache_dir
 from .model import CHANGED, HOLDS, Check, Verdict
 
+#: Verdicts kept unwritten at most before they are written in one transaction.
+BATCH = 1000
+
 
 class VerdictCache:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else cache_dir() / "verdicts.sqlite3"
         self.hits = self.misses = 0
+        self._known: dict[str, dict[str, Verdict | str]] = {}  # fingerprint -> sha256 -> verdict (or its JSON)
+        self._pending: list[tuple[str, str, str, str]] = []
+        self._contents: dict[str, str] = {}  # a source's identity of a file -> sha256 of its content
         try:
             self._db = sqlite3.connect(self.path, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: durability of the last batch is not needed
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS verdicts (verifier TEXT, check_fp TEXT, sha256 TEXT, verdict TEXT,"
                 " PRIMARY KEY (verifier, check_fp, sha256))")
         except sqlite3.Error:
             self._db = None  # a cache that cannot open is no cache, not a failure
 
+    def _verdicts_of(self, fingerprint: str) -> dict[str, Verdict | str]:
+        known = self._known.get(fingerprint)
+        if known is None:
+            known = self._known[fingerprint] = {}
+            if self._db is not None:
+                try:
+                    rows = self._db.execute("SELECT sha256, verdict FROM verdicts WHERE verifier=? AND check_fp=?",
+                                            (__version__, fingerprint)).fetchall()
+                except sqlite3.Error:
+                    rows = []
+                known.update(rows)
+        return known
+
     def get(self, check: Check, sha256: str) -> Verdict | None:
-        if self._db is None:
-            return None
-        try:
-            row = self._db.execute(
-                "SELECT verdict FROM verdicts WHERE verifier=? AND check_fp=? AND sha256=?",
-                (__version__, check.fingerprint, sha256)).fetchone()
-        except sqlite3.Error:
-            row = None
-        if row is None:
+        known = self._verdicts_of(check.fingerprint)
+        found = known.get(sha256)
+        if found is None:
             self.misses += 1
             return None
         self.hits += 1
-        data = json.loads(row[0])
-        lines = tuple(data["lines"]) if data.get("lines") else None
-        return Verdict(data["status"], data.get("reason"), data.get("path"), lines, data.get("symbol"),
-                       data.get("hint"), data.get("message"), sha256)
+        if isinstance(found, str):  # as stored: decoded once, on first use
+            try:
+                found = known[sha256] = _decode(found, sha256)
+            except (ValueError, KeyError, TypeError, AttributeError):  # a damaged row is a miss
+                del known[sha256]
+                self.hits -= 1
+                self.misses += 1
+                return None
+        return found
 
     def put(self, check: Check, verdict: Verdict) -> None:
-        if self._db is None or verdict.status not in (HOLDS, CHANGED) or not verdict.file_sha:
+        if verdict.status not in (HOLDS, CHANGED) or not verdict.file_sha:
             return
-        data = {"status": verdict.status, "reason": verdict.reason, "path": verdict.path,
-                "lines": list(verdict.lines) if verdict.lines else None, "symbol": verdict.symbol,
-                "hint": verdict.hint, "message": verdict.message}
+        self._verdicts_of(check.fingerprint)[verdict.file_sha] = verdict
+        if self._db is None:
+            return
+        self._pending.append((__version__, check.fingerprint, verdict.file_sha, _encode(verdict)))
+        if len(self._pending) >= BATCH:
+            self.flush()
+
+    def content_of(self, identity: str) -> str | None:
+        """The sha256 of the content a source's identity of a file (a git blob id) stands for, if seen."""
+        return self._contents.get(identity)
+
+    def learn(self, identity: str, sha256: str) -> None:
+        self._contents[identity] = sha256
+
+    def flush(self) -> None:
+        """Write the verdicts not written yet, in one transaction."""
+        if self._db is None or not self._pending:
+            return
+        pending, self._pending = self._pending, []
         try:
             with self._db:
-                self._db.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)",
-                                 (__version__, check.fingerprint, verdict.file_sha, json.dumps(data)))
+                self._db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)", pending)
         except sqlite3.Error:
             pass
 
     def close(self) -> None:
         if self._db is not None:
+            self.flush()
             self._db.close()
             self._db = None
+
+
+def _encode(verdict: Verdict) -> str:
+    return json.dumps({"status": verdict.status, "reason": verdict.reason, "path": verdict.path,
+                       "lines": list(verdict.lines) if verdict.lines else None, "symbol": verdict.symbol,
+                       "hint": verdict.hint, "message": verdict.message})
+
+
+def _decode(stored: str, sha256: str) -> Verdict:
+    data = json.loads(stored)
+    lines = tuple(data["lines"]) if data.get("lines") else None
+    return Verdict(data["status"], data.get("reason"), data.get("path"), lines, data.get("symbol"),
+                   data.get("hint"), data.get("message"), sha256)

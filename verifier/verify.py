@@ -103,8 +103,9 @@ def _with_relocations(results: list[CheckResult], snapshot, relocate) -> list[Ch
     except SourceUnavailable:
         return results
     results = list(results)
+    parsed = FileCache()  # shared by the hints: their searches often parse the same candidate files
     for i in wanted:
-        hint = locate.relocation_hint(results[i].check, snapshot, files)
+        hint = locate.relocation_hint(results[i].check, snapshot, files, parsed)
         if hint:
             verdict = results[i].verdict
             combined = f"{hint}; {verdict.hint}" if verdict.hint else hint
@@ -203,6 +204,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
             if result.verdict.status != ERROR:
                 last_status[(result.entry, result.check.id)] = result.verdict.status
         run.results.extend(results)
+        if verdicts is not None:
+            verdicts.flush()  # one transaction per release
         if results and all(r.verdict.reason == "unavailable" for r in results):
             # Nothing was learnt about the code; left out so that the next `--new` run tries again.
             run.skipped.append(f"error: {engine} {release.version} could not be read "

@@ -78,6 +78,25 @@ class MemberStore:
             found.contents[path] = content
         return found
 
+    def locate(self, archive_sha: str, wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
+        """Without reading any blob: (every name, wanted member -> blob sha256, wanted refused member -> why),
+        or None when some wanted member is not in the store."""
+        manifest = self.manifest(archive_sha)
+        if manifest.names is None:
+            return None
+        digests, refused = {}, {}
+        for path in wanted:
+            if path not in manifest.names:
+                continue
+            if path in manifest.refused:
+                refused[path] = manifest.refused[path]
+                continue
+            sha = manifest.members.get(path)
+            if not sha or not self._blob_path(sha).is_file():
+                return None
+            digests[path] = sha
+        return manifest.names, digests, refused
+
     def keep(self, archive_sha: str, found: Members) -> None:
         """Add what one pass over the archive read. Failures to write only cost a later re-read."""
         manifest = self.manifest(archive_sha)

@@ -271,6 +271,11 @@ class GitSnapshot:
             _, _, _, data = git.get_object_data(blob)
         return data
 
+    def digest(self, path: str) -> str | None:
+        """An identity of the file's content read from its folder's tree, not from the file: its blob id."""
+        blob = self.blob_id(path)
+        return f"git-blob:{blob}" if blob is not None else None
+
     def paths(self) -> list[str]:
         """The path of every regular file at this commit (symlinks and submodules left out)."""
         repo = self._repo()

@@ -283,6 +283,7 @@ class PyPISnapshot:
         self._reader = reader
         self._names: frozenset[str] | None = None
         self._contents: dict[str, bytes] = {}
+        self._digests: dict[str, str] = {}  # member -> sha256, for members in the store not read yet
         self._refused: dict[str, str] = {}
         self._failure: SourceUnavailable | None = None
 
@@ -298,7 +299,26 @@ class PyPISnapshot:
             self._fetch({member})
         if member in self._refused:
             raise SourceUnavailable(f"{path}: {self.archive.filename}: {self._refused[member]}")
+        if member in self._digests and member not in self._contents:
+            data = self._reader.stored(self._digests[member])
+            if data is None:  # gone from the store, or damaged: back to the archive
+                del self._digests[member]
+                self._fetch({member}, located=False)
+                if member in self._refused:
+                    raise SourceUnavailable(f"{path}: {self.archive.filename}: {self._refused[member]}")
+            else:
+                self._contents[member] = data
         return self._contents.get(member)
+
+    def digest(self, path: str) -> str | None:
+        """"sha256:<hex>" of the file's content when the member store knows it without reading the file."""
+        member = self._engine.archive_path(path) if check_repository_path(path) is None else None
+        if member is None:
+            return None  # `read` says why
+        if self._unread({member}):
+            self._fetch({member})
+        sha = self._digests.get(member)
+        return f"sha256:{sha}" if sha else None
 
     def paths(self) -> list[str]:
         """The repository path of every plain file the archive holds."""
@@ -314,13 +334,20 @@ class PyPISnapshot:
             self._fetch(missing)
 
     def _unread(self, members: set[str]) -> set[str]:
-        return {m for m in members if m not in self._contents and m not in self._refused
+        return {m for m in members if m not in self._contents and m not in self._refused and m not in self._digests
                 and (self._names is None or m in self._names)}
 
-    def _fetch(self, members: set[str]) -> None:
+    def _fetch(self, members: set[str], located: bool = True) -> None:
+        """Learn where `members` are: in the member store (read when asked for), else from one archive pass."""
         if self._failure is not None:
             raise self._failure
         try:
+            in_store = self._reader.locate(members) if located else None
+            if in_store is not None:
+                self._names, digests, refused = in_store
+                self._digests.update(digests)
+                self._refused.update(refused)
+                return
             found = self._reader.read_members(members)
         except ArchiveError as exc:
             self._failure = SourceUnavailable(f"{self.archive.filename}: {exc}")
@@ -348,6 +375,13 @@ class _ArchiveReader:
 
     def read_members(self, wanted: set[str]) -> Members:
         raise NotImplementedError
+
+    def locate(self, wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
+        """(names, member -> sha256, refused) when the members can be read later one by one (`stored`)."""
+        return None
+
+    def stored(self, sha: str) -> bytes | None:
+        return None
 
 
 class _TarSdist(_ArchiveReader):
@@ -435,6 +469,12 @@ class _Stored(_ArchiveReader):
         super().__init__(inner.archive, inner.http, inner.progress)
         self.inner = inner
         self.store = MemberStore()
+
+    def locate(self, wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
+        return self.store.locate(self.archive.sha256, wanted)
+
+    def stored(self, sha: str) -> bytes | None:
+        return self.store.blob(sha)
 
     def read_members(self, wanted: set[str]) -> Members:
         stored = self.store.answer(self.archive.sha256, wanted)
