@@ -389,3 +389,20 @@ def test_paths_lists_regular_files_only(history):
         later = source.open(release(source, "0.10.1rc1")).paths()
         assert "vllm/config/base.py" in later and "vllm/config.py" not in later
         assert "vllm/link.py" not in later and not any(p.startswith("vendor/") for p in later)
+
+
+def test_digest_names_a_file_by_its_blob_without_reading_it(history, monkeypatch):
+    with source_of(history) as source:
+        first, same, later = (source.open(release(source, v)) for v in ("0.9.0", "0.9.1", "0.10.0"))
+        reads = []
+        real = type(source._repository().git).get_object_data
+        monkeypatch.setattr(type(source._repository().git), "get_object_data",
+                            lambda git, sha: reads.append(sha) or real(git, sha))
+        digest = first.digest("vllm/engine.py")
+        assert digest == "git-blob:" + first.blob_id("vllm/engine.py")
+        assert same.digest("vllm/engine.py") == digest != later.digest("vllm/engine.py")
+        assert first.digest("vllm/absent.py") is None
+        blobs = {first.blob_id("vllm/engine.py"), later.blob_id("vllm/engine.py")}
+        assert reads and not blobs & set(reads)  # trees were read, the files were not
+        first.read("vllm/engine.py")
+        assert first.blob_id("vllm/engine.py") in reads

@@ -339,7 +339,8 @@ def run_verify(args) -> int:
             if close:
                 close()
     changes = [c for run in runs
-               for c in new_status_changes(before[run.engine], ledger.load(run.engine), run.changed_releases)]
+               for c in new_status_changes(before[run.engine], run.ledger or ledger.load(run.engine),
+                                           run.changed_releases)]
     results = [r for run in runs for r in run.results]
     text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded), args.site_url)
     sys.stdout.write(text)

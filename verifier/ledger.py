@@ -107,6 +107,10 @@ class EngineLedger:
                       "releases": {v: self.releases[v] for v in self.versions()}})
 
 
+#: json.dumps(value, sort_keys=True), without making a new encoder for each of the many verdict lines.
+_sorted_json = json.JSONEncoder(sort_keys=True).encode
+
+
 def _dump(data: dict) -> str:
     """Deterministic JSON: nested objects indented, each check verdict on one line."""
     lines = ["{"]
@@ -128,7 +132,7 @@ def _dump(data: dict) -> str:
             checks = sorted(value["checks"].items())
             for ci, (check, verdict) in enumerate(checks):
                 comma = "," if ci < len(checks) - 1 else ""
-                lines.append(f"            {json.dumps(check)}: {json.dumps(verdict, sort_keys=True)}{comma}")
+                lines.append(f"            {json.dumps(check)}: {_sorted_json(verdict)}{comma}")
             lines.append("          }")
             lines.append("        }" + ("," if ei < len(entries) - 1 else ""))
         lines.append("      }")

@@ -26,12 +26,13 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
                    progress: Callable[[int], None] | None = None, verdicts=None,
                    relocate: Callable[[CheckResult], bool] | None = None,
-                   evidence: dict | None = None) -> list[CheckResult]:
+                   evidence: dict | None = None, parsed: FileCache | None = None) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release.
 
     For each `changed` result that `relocate` picks, the verdict's hint also says
     where in this release the symbol or fragment now lives (a search of the
-    whole release, so it is asked only where it is worth it).
+    whole release, so it is asked only where it is worth it). `parsed` keeps the
+    files those searches parse, for the next release, whose files are mostly the same.
 
     With `evidence` (a dict), the lines each verdict points at, with a few
     around them, are put in it by "entry/check", for the site to show.
@@ -57,7 +58,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             if progress:
                 progress(1)
         if relocate is not None:
-            results = _with_relocations(results, snapshot, relocate)
+            results = _with_relocations(results, snapshot, relocate, parsed or FileCache())
         if evidence is not None:
             evidence.update(_excerpts(results, snapshot))
     finally:
@@ -93,7 +94,7 @@ def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
     return found
 
 
-def _with_relocations(results: list[CheckResult], snapshot, relocate) -> list[CheckResult]:
+def _with_relocations(results: list[CheckResult], snapshot, relocate, parsed: FileCache) -> list[CheckResult]:
     wanted = [i for i, r in enumerate(results)
               if r.verdict.status == CHANGED and r.verdict.reason != "present" and relocate(r)]
     if not wanted:
@@ -103,7 +104,6 @@ def _with_relocations(results: list[CheckResult], snapshot, relocate) -> list[Ch
     except SourceUnavailable:
         return results
     results = list(results)
-    parsed = FileCache()  # shared by the hints: their searches often parse the same candidate files
     for i in wanted:
         hint = locate.relocation_hint(results[i].check, snapshot, files, parsed)
         if hint:
@@ -123,6 +123,7 @@ class EngineRun:
     changed_releases: list[str] = field(default_factory=list)  # whose ledger record changed
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
     evidence: dict | None = None  # excerpts at the newest release, when it was verified
+    ledger: object | None = None  # the engine's ledger as saved at the end of the run
 
 
 def _stale(record: dict, pairs) -> bool:
@@ -184,6 +185,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     seen = {v for v in engine_ledger.releases if not _stale(engine_ledger.releases[v], pairs)}
     run.releases = choose_releases(available, seen, versions=versions, since=since, new=new)
     cache = FileCache()
+    parsed = FileCache()  # files parsed by relocation searches, by content: apart from `cache`, which they would flush
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
     newest = available[-1].version if available else None
@@ -197,7 +199,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
 
         evidence = {} if release.version == newest else None
         results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
-                                 evidence=evidence)
+                                 evidence=evidence, parsed=parsed)
         if evidence is not None:
             run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
         for result in results:
@@ -218,6 +220,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     if prune is not None:
         engine_ledger.drop_entries(prune)
     ledger.save(engine_ledger)
+    run.ledger = engine_ledger
     if run.evidence is not None:
         ledger.save_evidence(run.evidence, merge=prune is None)
     return run

@@ -242,6 +242,7 @@ class GitSnapshot:
         self.commit = commit
         self._source = source
         self._trees: dict[str, dict[str, tuple[int, str]]] = {}  # folder -> name -> (mode, sha)
+        self._digests: dict[str, str | None] = {}  # path -> digest(path), for the many checks on one file
         self._closed = False
 
     def __enter__(self) -> GitSnapshot:
@@ -253,6 +254,7 @@ class GitSnapshot:
     def close(self) -> None:
         self._closed = True
         self._trees.clear()
+        self._digests.clear()
         if self._source._repo is not None:
             self._source._repo.git.clear_cache()
 
@@ -273,8 +275,11 @@ class GitSnapshot:
 
     def digest(self, path: str) -> str | None:
         """An identity of the file's content read from its folder's tree, not from the file: its blob id."""
-        blob = self.blob_id(path)
-        return f"git-blob:{blob}" if blob is not None else None
+        found = self._digests.get(path, False)
+        if found is False:
+            blob = self.blob_id(path)
+            found = self._digests[path] = f"git-blob:{blob}" if blob is not None else None
+        return found
 
     def paths(self) -> list[str]:
         """The path of every regular file at this commit (symlinks and submodules left out)."""
