@@ -262,6 +262,8 @@ def _check(node: _yaml.Node, entry: Entry, problem) -> tuple[Check | None, bool]
 # --- body -----------------------------------------------------------------------
 
 _MD = MarkdownIt("commonmark")
+# Only the block structure is read (h2 headings and their lines): inline parsing would be wasted.
+_MD.core.ruler.disable(["inline", "text_join"], ignoreInvalid=True)
 
 
 def _read_body(entry: Entry, body: str, first_line: int, problem) -> None:
