@@ -205,3 +205,57 @@ def test_a_rerun_that_only_moves_lines_reports_no_status_change(kb, index, capsy
     code, out, _ = run_cli(capsys, "verify", "--engine", "vllm")
     assert code == 0 and "0 status changes" in out
     assert '"lines": [40, 40]' not in path.read_text()
+
+
+def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, monkeypatch, capsys):
+    """The archive pass hands each wanted file out as it reads it: here the pass cannot go on until a check ran."""
+    import threading
+
+    from verifier import evaluate as evaluate_module
+    from verifier.sources import pypi
+
+    index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0"))
+    evaluated = threading.Event()
+    real_evaluate = evaluate_module.evaluate
+
+    def noting(check, snapshot, *args, **kwargs):
+        verdict = real_evaluate(check, snapshot, *args, **kwargs)
+        evaluated.set()
+        return verdict
+
+    real_read = pypi.read_tar_members
+
+    def slow_pass(raw, wanted, on_member=None, **kwargs):
+        found = real_read(raw, wanted, **kwargs)
+        first = sorted(found.contents)[0]
+        on_member(first, found.contents[first])
+        assert evaluated.wait(10), "no check ran before the archive pass ended"
+        return found
+
+    monkeypatch.setattr(pypi, "read_tar_members", slow_pass)
+    monkeypatch.setattr(verify_module, "evaluate", noting)
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
+    assert code == 0, out
+    assert ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["verdict"] == "holds"
+
+
+def test_files_handed_out_before_the_archive_turns_out_corrupt_count_for_nothing(kb, index, capsys):
+    whole = sdist("0.12.0")
+    index.add("vllm", "vllm-0.12.0.tar.gz", whole[: len(whole) - 12])  # the gzip trailer (CRC, size) is cut
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0", "--format", "json")
+    assert code == 3
+    records = json.loads(out)
+    assert {(r["verdict"], r["reason"]) for r in records} == {("error", "unavailable")}
+    assert not (kb / "ledger" / "vllm.json").exists() or "0.12.0" not in ledger_of(kb)["releases"]
+
+
+def test_a_later_member_of_the_same_name_is_the_one_checked(kb, index, capsys):
+    from .index_server import tar_member
+
+    broken = OLD_SCHED.encode()
+    archive = make_sdist({"pkg/metrics.py": METRICS_PY.encode(), "pkg/sched.py": SCHED_PY.encode(), "setup.py": b""},
+                         top="vllm-0.12.0", extra_members=[(tar_member("vllm-0.12.0/pkg/sched.py"), broken)])
+    index.add("vllm", "vllm-0.12.0.tar.gz", archive)
+    run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
+    zero = ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["checks"]["zero"]
+    assert zero["verdict"] == "changed"

@@ -43,29 +43,51 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     except SourceUnavailable as exc:
         return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
                 for e, c in pairs]
-    prefetch = getattr(snapshot, "prefetch", None)
-    if prefetch is not None:
-        try:
-            prefetch(sorted({check.path for _, check in pairs}))
-        except SourceUnavailable as exc:
-            return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
-                    for e, c in pairs]
-    results = []
+    paths = sorted({check.path for _, check in pairs})
+    found: list[CheckResult | None] = [None] * len(pairs)
+
+    def check_at(i: int) -> None:
+        entry, check = pairs[i]
+        again = found[i] is not None
+        found[i] = CheckResult(entry.id, check, release, evaluate(check, snapshot, cache, verdicts), entry.file)
+        if progress and not again:
+            progress(1)
+
     try:
-        for entry, check in pairs:
-            results.append(CheckResult(entry.id, check, release, evaluate(check, snapshot, cache, verdicts),
-                                       entry.file))
-            if progress:
-                progress(1)
+        stream = getattr(snapshot, "stream", None)
+        prefetch = getattr(snapshot, "prefetch", None)
+        if stream is not None:
+            # Checks run on each file as soon as the archive pass has it, while the pass goes on.
+            by_path: dict[str, list[int]] = {}
+            for i, (_, check) in enumerate(pairs):
+                by_path.setdefault(check.path, []).append(i)
+            for path in stream(paths):
+                for i in by_path.get(path, ()):
+                    check_at(i)
+        elif prefetch is not None:
+            prefetch(paths)
+    except SourceUnavailable as exc:
+        _close(snapshot)
+        return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
+                for e, c in pairs]
+    try:
+        for i in range(len(pairs)):
+            if found[i] is None:
+                check_at(i)
+        results: list[CheckResult] = found  # type: ignore[assignment]
         if relocate is not None:
             results = _with_relocations(results, snapshot, relocate, parsed or FileCache())
         if evidence is not None:
             evidence.update(_excerpts(results, snapshot))
     finally:
-        close = getattr(snapshot, "close", None)
-        if close is not None:
-            close()
+        _close(snapshot)
     return results
+
+
+def _close(snapshot) -> None:
+    close = getattr(snapshot, "close", None)
+    if close is not None:
+        close()
 
 
 #: Lines shown around the lines a verdict points at.

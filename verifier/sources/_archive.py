@@ -22,8 +22,10 @@ import base64
 import csv
 import hashlib
 import io
+import queue
 import re
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
@@ -103,12 +105,17 @@ _EXTENSIONS = _PAX | {_LONGNAME, _LONGLINK, _GLOBAL}  # headers that say somethi
 
 
 def read_tar_members(raw: BinaryIO, wanted: Collection[str], *, max_total: int = MAX_TAR_BYTES,
-                     max_member: int = MAX_FILE_BYTES) -> Members:
+                     max_member: int = MAX_FILE_BYTES,
+                     on_member: Callable[[str, bytes], None] | None = None) -> Members:
     """The wanted members of a gzipped sdist, by their paths below its single top folder, in one pass.
 
     Nothing is returned unless the whole gzip stream decompresses and passes its CRC-32 check.
+    `on_member(path, data)` is told of each wanted member as soon as it is read, before that
+    check (and before a later member of the same name could replace it): a caller that acts on
+    it early must wait for the result, and discard what it did if this raises.
     """
-    stream = _TarStream(_gunzip(raw, max_total))
+    pieces = _ahead(_gunzip(raw, max_total))
+    stream = _TarStream(pieces)
     names: set[str] = set()
     found = Members(frozenset())
     top: str | None = None
@@ -136,11 +143,71 @@ def read_tar_members(raw: BinaryIO, wanted: Collection[str], *, max_total: int =
                     raise ArchiveError(f"{path} ends after {len(data)} of its {size} bytes")
                 found.contents[path] = data
                 found.refused.pop(path, None)  # a later member of the same name replaces an earlier one
+                if on_member is not None:
+                    on_member(path, data)
         stream.read_zeros_to_end()  # to the end of the gzip stream, so that its CRC-32 vouches for what was read
     except (ValueError, OSError, EOFError, zlib.error) as exc:  # a safety net: the reader raises ArchiveError itself
         raise ArchiveError(f"corrupt archive: {exc}") from None
+    finally:
+        pieces.close()
     found.names = frozenset(names)
     return found
+
+
+#: Decompressed pieces a decompressing thread may be ahead of the reader (memory: this many MiB).
+_AHEAD = 8
+
+
+class _ahead:
+    """The items of `iterator`, produced by a thread of their own up to _AHEAD items ahead.
+
+    zlib releases the GIL while it inflates, so decompression runs on another core
+    while this thread parses tar headers. An exception in the producer is raised
+    here, where its item would have been; `close()` stops the producer.
+    """
+
+    _END = object()
+
+    def __init__(self, iterator: Iterator[bytes]) -> None:
+        self._queue: queue.Queue = queue.Queue(_AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._produce, args=(iterator,), name="gunzip", daemon=True)
+        self._thread.start()
+
+    def _produce(self, iterator: Iterator[bytes]) -> None:
+        try:
+            for item in iterator:
+                if not self._put(item):
+                    return
+            self._put(self._END)
+        except BaseException as exc:  # handed to the consumer, which raises it
+            self._put(exc)
+
+    def _put(self, item) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> _ahead:
+        return self
+
+    def __next__(self) -> bytes:
+        item = self._queue.get()
+        if item is self._END:
+            self._queue.put(item)  # still the end for a later call
+            raise StopIteration
+        if isinstance(item, BaseException):
+            self._queue.put(self._END)
+            raise item
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _corrupt(why: str) -> ArchiveError:

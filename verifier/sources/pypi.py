@@ -40,9 +40,11 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import queue
 import tempfile
+import threading
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -333,11 +335,64 @@ class PyPISnapshot:
         if missing:
             self._fetch(missing)
 
+    def stream(self, paths: Iterable[str]) -> Iterator[str]:
+        """`prefetch(paths)`, telling which paths can be read as they become readable.
+
+        An archive pass runs in a thread of its own, and each wanted file is handed
+        out as soon as it is decompressed, so that the caller works on it while
+        the rest of the archive is read. A path is yielded again when a later
+        member of the same name replaced it. When the iteration ends, every path
+        reads as after `prefetch`; when the pass fails, the iteration raises
+        SourceUnavailable (after handing out files): what was done with them must
+        then be discarded, as `prefetch` would have raised before any of it.
+        """
+        wanted = {}
+        for path in paths:
+            member = self._engine.archive_path(path) if check_repository_path(path) is None else None
+            if member is not None:
+                wanted[member] = path
+        missing = self._unread(set(wanted))
+        if missing and self._failure is None and self._reader.locate(missing) is None:
+            yield from self._stream(missing, wanted)
+            return
+        if missing:
+            self._fetch(missing)
+        yield from wanted.values()
+
+    def _stream(self, missing: set[str], wanted: dict[str, str]) -> Iterator[str]:
+        arrived: queue.Queue = queue.Queue()
+        end = object()
+
+        def work() -> None:
+            try:
+                self._fetch(missing, located=False, on_member=lambda member, data: arrived.put((member, data)))
+            except BaseException as exc:  # raised in the consumer
+                arrived.put(exc)
+            else:
+                arrived.put(end)
+
+        worker = threading.Thread(target=work, name=f"read {self.archive.filename}", daemon=True)
+        worker.start()
+        handed: dict[str, bytes] = {}  # what each path was when it was handed out
+        try:
+            while (item := arrived.get()) is not end:
+                if isinstance(item, BaseException):
+                    raise item
+                member, data = item
+                if self._contents.setdefault(member, data) is data and member not in handed:
+                    handed[member] = data
+                    yield wanted[member]
+        finally:
+            worker.join()
+        for member, data in handed.items():  # replaced by a later member of the same name, or refused after all
+            if self._contents.get(member) is not data:
+                yield wanted[member]
+
     def _unread(self, members: set[str]) -> set[str]:
         return {m for m in members if m not in self._contents and m not in self._refused and m not in self._digests
                 and (self._names is None or m in self._names)}
 
-    def _fetch(self, members: set[str], located: bool = True) -> None:
+    def _fetch(self, members: set[str], located: bool = True, on_member=None) -> None:
         """Learn where `members` are: in the member store (read when asked for), else from one archive pass."""
         if self._failure is not None:
             raise self._failure
@@ -348,7 +403,8 @@ class PyPISnapshot:
                 self._digests.update(digests)
                 self._refused.update(refused)
                 return
-            found = self._reader.read_members(members)
+            found = (self._reader.read_members(members, on_member) if on_member
+                     else self._reader.read_members(members))
         except ArchiveError as exc:
             self._failure = SourceUnavailable(f"{self.archive.filename}: {exc}")
             raise self._failure from None
@@ -373,7 +429,8 @@ class _ArchiveReader:
         self.http = http
         self.progress = progress
 
-    def read_members(self, wanted: set[str]) -> Members:
+    def read_members(self, wanted: set[str], on_member=None) -> Members:
+        """The wanted members; a reader that can tells `on_member(member, data)` of each as soon as it has it."""
         raise NotImplementedError
 
     def locate(self, wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
@@ -385,15 +442,17 @@ class _ArchiveReader:
 
 
 class _TarSdist(_ArchiveReader):
-    def read_members(self, wanted: set[str]) -> Members:
+    def read_members(self, wanted: set[str], on_member=None) -> Members:
         with open(_local_copy(self.archive, self.http, self.progress), "rb") as raw:
-            return read_tar_members(raw, wanted)
+            if on_member is None:
+                return read_tar_members(raw, wanted)
+            return read_tar_members(raw, wanted, on_member=on_member)
 
 
 class _LocalZip(_ArchiveReader):
     """A zip sdist, or a wheel downloaded whole."""
 
-    def read_members(self, wanted: set[str]) -> Members:
+    def read_members(self, wanted: set[str], on_member=None) -> Members:
         with open(_local_copy(self.archive, self.http, self.progress), "rb") as raw:
             size = os.fstat(raw.fileno()).st_size
             return ZipReader(_file_range(raw), size, strip_top_folder=self.archive.kind == "sdist").read_members(wanted)
@@ -409,7 +468,7 @@ class _RemoteWheel(_ArchiveReader):
         self._whole: _LocalZip | None = _LocalZip(archive, http, progress) if _cached(archive) else None
         self._received = 0
 
-    def read_members(self, wanted: set[str]) -> Members:
+    def read_members(self, wanted: set[str], on_member=None) -> Members:
         if self._whole is None and len(wanted) > RANGE_READ_MAX_MEMBERS:
             # One request per member stops paying off: the whole file costs less, and gets its digest checked.
             self._whole = _LocalZip(self.archive, self.http, self.progress)
@@ -476,11 +535,11 @@ class _Stored(_ArchiveReader):
     def stored(self, sha: str) -> bytes | None:
         return self.store.blob(sha)
 
-    def read_members(self, wanted: set[str]) -> Members:
+    def read_members(self, wanted: set[str], on_member=None) -> Members:
         stored = self.store.answer(self.archive.sha256, wanted)
         if stored is not None:
             return stored
-        found = self.inner.read_members(wanted)
+        found = self.inner.read_members(wanted, on_member) if on_member else self.inner.read_members(wanted)
         self.store.keep(self.archive.sha256, found)
         return found
 
