@@ -8,6 +8,7 @@ lists and mappings with string keys.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,13 +58,146 @@ _SAFE_TAGS = {
     "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
     "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map",
 }
+_STR = "tag:yaml.org,2002:str"
+_NULL = "tag:yaml.org,2002:null"
+_MAX_DEPTH = 32
+
+#: The event parser of the single pass: libyaml's where PyYAML was built with it, else PyYAML's own.
+_FAST_LOADER = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else None
+#: Implicit tags as SafeLoader resolves them (an idle loader: only its resolver is used).
+_RESOLVE = yaml.SafeLoader("").resolve
 
 
 def load(text: str, first_line: int = 1) -> Node | None:
     """Parse one YAML document; `first_line` is the file line the text starts on.
 
     Raises YAMLProblem with the file line of the first problem.
+
+    One pass over the parser's events builds the nodes: libyaml's events where
+    PyYAML has libyaml and the text has nothing libyaml reads otherwise than
+    PyYAML (`_libyaml_may_parse`), else PyYAML's own. Any problem at all, from a
+    syntax error to a duplicate key, sends the text to `_load_checked`, the
+    two-pass pure-Python loader, to be reported as it always was: libyaml's
+    wording and error positions differ from PyYAML's.
     """
+    loader = _FAST_LOADER if _FAST_LOADER is not None and _libyaml_may_parse(text) else yaml.SafeLoader
+    try:
+        return _load_events(text, first_line - 1, loader)
+    except (_Refused, yaml.YAMLError, UnicodeError, RecursionError):
+        return _load_checked(text, first_line)
+
+
+# What libyaml (0.2.5 on) reads otherwise than PyYAML's own parser, whose reading is the rule here,
+# found by fuzzing both (tests/test_yaml_fast.py): a tab, a byte order mark, a block scalar's header with
+# a comment glued on (`|#`), a directive's value likewise (libyaml accepts them where PyYAML finds a
+# syntax error); a document marker (`---`, `...`) and a `? ` that may start an explicit key (the empty
+# value that may follow gets another position). A text with one of them is parsed by PyYAML. Two more
+# are caught among libyaml's events: a plain scalar with a `?` in a flow collection (`[what?]`, an
+# error for PyYAML) and a value left out in one (`{a: }`, another position).
+_DOCUMENT_LINE = re.compile(r"[\n\r\x85\u2028\u2029](?:%|---|\.\.\.)")
+_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+_KEY_INDICATOR = re.compile(r"(?:^|[\s\[\]{},])\?(?!\S)")
+
+
+def _libyaml_may_parse(text: str) -> bool:
+    """Whether libyaml's events for `text` can be taken for PyYAML's (the differential tests check it)."""
+    if "\t" in text or "\ufeff" in text or text.startswith(("%", "---", "...")):
+        return False
+    if "?" in text and _KEY_INDICATOR.search(text):
+        return False
+    if "#" in text and _BLOCK_HEADER_COMMENT.search(text):
+        return False
+    return _DOCUMENT_LINE.search(text) is None
+
+
+class _Refused(Exception):
+    """The single pass met something it leaves to `_load_checked` to report."""
+
+
+def _load_events(text: str, offset: int, loader_class: type) -> Node | None:
+    """The nodes, built from the events of one pass; _Refused at anything `_load_checked` would report."""
+    loader = loader_class(text)
+    try:
+        get_event = loader.get_event
+        get_event()  # StreamStartEvent
+        event = get_event()
+        if isinstance(event, yaml.StreamEndEvent):
+            return None
+        root: Node | None = None
+        # the open collections: [node, pending key or None, line of that key, flow style]; a mapping's
+        # key is pending between its scalar and its value
+        stack: list[list] = []
+        flow = 0  # how many of them are flow collections ([...], {...})
+        while True:
+            event = get_event()
+            kind = type(event)
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                if stack.pop()[3]:
+                    flow -= 1
+                continue
+            if kind is yaml.AliasEvent:
+                raise _Refused
+            if kind is yaml.DocumentEndEvent:  # the stream must end here (another document is an error)
+                if not isinstance(get_event(), yaml.StreamEndEvent):
+                    raise _Refused
+                return root
+            if event.anchor is not None or event.tag is not None:
+                # a tag, even the non-specific `!`: libyaml cuts `!%00x` short to `!`, and says an empty
+                # `!` node is not implicit; rare enough to leave to `_load_checked`
+                raise _Refused
+            if flow and kind is yaml.ScalarEvent and not event.style and (not event.value or "?" in event.value):
+                # in a flow collection, PyYAML ends a plain scalar at a `?` (libyaml does not), and puts a
+                # value left out (`{a: }`) elsewhere
+                raise _Refused
+            mark = event.start_mark
+            line = mark.line + 1 + offset
+            top = stack[-1] if stack else None
+            if top is not None and top[1] is None and type(top[0].value) is dict:  # a mapping's key
+                if kind is not yaml.ScalarEvent:
+                    raise _Refused
+                key = event.value
+                if key in top[0].value or _RESOLVE(yaml.ScalarNode, key, event.implicit) == _NULL:
+                    raise _Refused
+                top[1] = key
+                top[2] = line
+                continue
+            if len(stack) > _MAX_DEPTH:
+                raise _Refused
+            if kind is yaml.ScalarEvent:
+                node = Node(_scalar(event), line, mark.column + 1, raw=event.value)
+            else:  # a mapping or sequence starts: it is attached now, its items follow
+                node = Node({} if kind is yaml.MappingStartEvent else [], line, mark.column + 1)
+            if top is None:
+                root = node
+            elif type(top[0].value) is list:
+                top[0].value.append(node)
+            else:
+                top[0].value[top[1]] = node
+                top[0].key_lines[top[1]] = top[2]
+                top[1] = None
+            if kind is not yaml.ScalarEvent:
+                stack.append([node, None, 0, event.flow_style])
+                if event.flow_style:
+                    flow += 1
+    finally:
+        loader.dispose()
+
+
+def _scalar(event: yaml.ScalarEvent) -> Any:
+    tag = _RESOLVE(yaml.ScalarNode, event.value, event.implicit)
+    if tag == _STR:
+        return event.value
+    if tag not in _SAFE_TAGS:
+        raise _Refused
+    try:
+        return _SCALARS.yaml_constructors[tag](
+            _SCALARS, yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style))
+    except (yaml.constructor.ConstructorError, ValueError, OverflowError):
+        raise _Refused from None
+
+
+def _load_checked(text: str, first_line: int) -> Node | None:
+    """The pure-Python loader, two passes: it reports every problem, with the lines users see."""
     offset = first_line - 1
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
@@ -90,9 +224,6 @@ def load(text: str, first_line: int = 1) -> Node | None:
     if node is None:
         return None
     return _convert(node, offset, 0)
-
-
-_MAX_DEPTH = 32
 
 
 def _convert(node: yaml.Node, offset: int, depth: int) -> Node:

@@ -1,0 +1,398 @@
+"""verifier._yaml.load, one pass over libyaml's events, against the two-pass pure-Python loader it replaced.
+
+`oracle_load` below is a verbatim copy of the old `load` (and its `_convert`):
+every input must give the same nodes (values with their types, lines,
+columns, key lines, raw text) or the same YAMLProblem (message, line, column,
+code), with libyaml and with the pure-Python fallback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from yaml.constructor import SafeConstructor
+
+from verifier import _yaml
+from verifier._yaml import Node, YAMLProblem
+
+from .conftest import REPO
+
+# -- the oracle: the old implementation, as it was ------------------------------------------------
+
+_SCALARS = SafeConstructor()
+_SAFE_TAGS = {
+    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map",
+}
+
+
+def oracle_load(text: str, first_line: int = 1) -> Node | None:
+    offset = first_line - 1
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise YAMLProblem("anchors and aliases (&, *) are not allowed",
+                                  event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag != "!":
+                raise YAMLProblem(f"explicit YAML tags ({tag}) are not allowed",
+                                  event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + offset if mark else first_line
+        column = mark.column + 1 if mark else 1
+        message = f"YAML syntax: {exc.problem or exc.context}"
+        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
+            message += f" ({exc.context} that starts at line {exc.context_mark.line + 1 + offset})"
+        raise YAMLProblem(message, line, column) from None
+    except yaml.YAMLError as exc:
+        raise YAMLProblem(f"YAML: {exc}", first_line) from None
+    except RecursionError:
+        raise YAMLProblem("YAML nests too deeply", first_line) from None
+    if node is None:
+        return None
+    return _oracle_convert(node, offset, 0)
+
+
+_MAX_DEPTH = 32
+
+
+def _oracle_convert(node: yaml.Node, offset: int, depth: int) -> Node:
+    line = node.start_mark.line + 1 + offset
+    column = node.start_mark.column + 1
+    if depth > _MAX_DEPTH:
+        raise YAMLProblem("YAML nests too deeply", line, column)
+    if node.tag not in _SAFE_TAGS:
+        raise YAMLProblem(f"unsupported YAML tag {node.tag}", line, column, "G104")
+    if isinstance(node, yaml.MappingNode):
+        values: dict[str, Node] = {}
+        key_lines: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1 + offset
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:null":
+                raise YAMLProblem("mapping keys must be plain words", key_line, key_node.start_mark.column + 1, "G203")
+            key = str(key_node.value)
+            if key in values:
+                raise YAMLProblem(f"duplicate key {key!r} (first at line {key_lines[key]})", key_line,
+                                  key_node.start_mark.column + 1, "G106")
+            values[key] = _oracle_convert(value_node, offset, depth + 1)
+            key_lines[key] = key_line
+        return Node(values, line, column, key_lines)
+    if isinstance(node, yaml.SequenceNode):
+        return Node([_oracle_convert(item, offset, depth + 1) for item in node.value], line, column)
+    try:
+        value = _SCALARS.construct_object(node, deep=True)
+    except (yaml.constructor.ConstructorError, ValueError, OverflowError) as exc:
+        raise YAMLProblem(f"bad value: {exc}", line, column, "G203") from None
+    return Node(value, line, column, raw=node.value)
+
+
+# -- comparing -------------------------------------------------------------------------------------
+
+def dump(node: Node | None):
+    """Everything about a node, with the types of values (1, 1.0 and True differ; NaN equals NaN)."""
+    if node is None:
+        return None
+    if isinstance(node.value, dict):
+        value = [(k, dump(v)) for k, v in node.value.items()]
+    elif isinstance(node.value, list):
+        value = [dump(v) for v in node.value]
+    elif isinstance(node.value, float) and math.isnan(node.value):
+        value = ("float", "nan")
+    else:
+        value = (type(node.value).__name__, repr(node.value))
+    return (value, node.line, node.column, sorted(node.key_lines.items()), node.raw)
+
+
+def outcome(load, text: str, first_line: int):
+    try:
+        return ("node", dump(load(text, first_line)))
+    except YAMLProblem as exc:
+        return ("problem", exc.message, exc.line, exc.column, exc.code)
+    except Exception as exc:  # the same crash, if ever, counts as the same outcome
+        return ("crash", type(exc).__name__)
+
+
+def assert_same(text: str, first_line: int = 1, load=None) -> None:
+    load = load or _yaml.load
+    assert outcome(load, text, first_line) == outcome(oracle_load, text, first_line), repr(text)
+
+
+# -- inputs ----------------------------------------------------------------------------------------
+
+def front_matter(text: str) -> tuple[str, int] | None:
+    """As verifier.entries reads it: the lines between the first two '---' lines; starts on line 2."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if close is None:
+        return None
+    return "\n".join(lines[1:close]), 2
+
+
+def corpus() -> list[tuple[str, str, int]]:
+    cases = []
+    files = sorted((REPO / "gotchas").glob("*.md")) + sorted((REPO / "gotchas").glob("*.yaml"))
+    files += sorted((REPO / "tests" / "corpus" / "bad-entries").iterdir())
+    for path in files:
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            text = path.read_bytes().decode("latin-1")
+        name = path.relative_to(REPO).as_posix()
+        cases.append((name + ":whole", text, 1))
+        front = front_matter(text)
+        if front is not None:
+            cases.append((name + ":front", *front))
+    return cases
+
+
+CORPUS = corpus()
+KB_FRONTS = [(name, text, line) for name, text, line in CORPUS
+             if name.startswith("gotchas/") and name.endswith(".md:front")]
+
+# Hand-picked edge cases: every kind of problem, and inputs where libyaml and PyYAML could part.
+EDGE_CASES = [
+    "", "\n", "# only a comment\n", "---\n", "---\n...\n", "...\n", "~", "null", "a", "'a'", "- a\n- b\n",
+    "a: 1\nb: 1.5\nc: true\nd: ~\ne: 2024-01-02\nf: 2024-01-02T03:04:05Z\ng: 0x1F\nh: 0o17\ni: 1_000\nj: 1:20\n",
+    "a: .nan\nb: -.inf\nc: 1e400\nd: yes\ne: No\nf: ''\ng: \"\"\nh: 0b101\ni: 1:2:3.5\n",
+    "a: 2024-13-45\n", "a: 2024-01-02 03:04:05 +99:00\n", "a: 2024-02-30\n",
+    "a: &x 1\nb: *x\n", "a: *x\n", "&x a: 1\n", "a: !!str 1\n", "a: !custom 1\n", "a: ! 12\n", "! a: 1\n",
+    "a: !!binary aGk=\n", "!!map {a: 1}\n", "%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n",
+    "a: 1\na: 2\n", "a: 1\nb:\n  a: 1\n  a: 2\n", "1: a\n'1': b\n", "~: a\n", "null: a\n", "'': a\n", "? ''\n: a\n",
+    "[a]: 1\n", "{a: 1}: 2\n", "? - a\n: 1\n", "? a\n", "<<: {a: 1}\n", "a: <<\n", "=: 1\n", "a: =\n",
+    "a: 1\n---\nb: 2\n", "---\n---\n", "a\n---\n&x b\n", "a: 1\n--- !x\n", "a: 1\n...\n---\n[\n",
+    "a: b: c\n", "a:\n\t- b\n", "a:\tb\n", "\ta: 1\n", "a: 'unclosed\n", 'a: "bad \\q escape"\n', "a: [1, 2\n",
+    "a: {b: 1, c}\n", "- a\nb: 1\n", "a:\n  - b\n  c: 1\n", "a: |\n  x\n  y\n", "a: >-\n  x\n\n  y\n",
+    "a: |2\n   x\n", "a: |0\n x\n", "a: @b\n", "a: `b\n", "a: %b\n", "%YAML 1.1\n---\na: 1\n", "%YAML 1.2\n---\na\n",
+    "%YAML 2.0\n---\na\n", "%YAML 1.1\n%YAML 1.1\n---\na\n", "%FOO bar\n---\na\n", "a: \x01\n", "a: \x7f\n",
+    "a: \x85b\n", "a\u2028b: 1\n", "a: \u2029\n", "a: 'x\u2028y'\n", "a: \r\nb: 2\r\n", "a: 1\rb: 2\r",
+    "a: \U0001F600 x\n", "\U0001F600: \U0001F600\nb: [\U0001F600, 2]\n", "a: \ufeffb\n", "a: 1\n\ufeffb: 2\n",
+    "a: \ud800\n", "a: 'x''y'\n", 'a: "\\u263A \\x41 \\/ \\t"\n', 'a: "\\U0001F600"\n', 'a: "\\ud800"\n',
+    "a: x #c\nb: 'y' #c\n", "a: x#c\n", "- - - a\n", "[[[[a]]]]", "{a: [b, {c: d}]}", "a:\n- b\n- c\n",
+    "a: -\n", "- -\n", "? \n", ": a\n", "-", "--- a\n... \n", "a: 'multi\n  line'\n", "a: multi\n  line\n",
+    "a: \"multi\n\n  line\"\n", "k" * 1100 + ": v\n", "a: " + "x" * 5000 + "\n", "a:\n" + "  b: c\n" * 3,
+    "x:\n" + "".join(f"  k{i}: {i}\n" for i in range(50)),
+    # where libyaml and PyYAML part (found by fuzzing): these must not take libyaml's word
+    "[a?b]", "{q: what?}", "[https://127.0.0.1/p?q=1]", "a: [x?]\nb: 1\n", "|#\n x\n", "|-#\n x\n", "a: >2#\n   x\n",
+    "%YAML 1.1#c\n---\na\n", "? :key\n", "k:\n? m = max(a, 1)\n", "? a\n? b\n", "{? }", "[? ]", "{b: }", "[b: ,]",
+    "[b::  ]", "{b: , c: 1}", "---", "--- #c\n", "\r---", "\u2029---", "\x85...", "a\r--- b", "!", "[!]", "{a: !}",
+    "a: ! ''\n", "!%00 a", "a: !%00x b\n", "- !a%00 b\n", "a:\t1\n", "a: 1\n\ufeffb: 2\n", "- a\n-\tb\n",
+    "a: |\t\n x\n", "a: 'x'\t\n",
+] + ["[" * n + "]" * n for n in (32, 33, 34, 40, 100, 700)] + [
+    "".join("  " * i + f"k{i}:\n" for i in range(n)) + "  " * n + "v\n" for n in (32, 33, 40)
+] + ["- " * n + "x\n" for n in (32, 33, 34, 200)]
+
+
+@pytest.mark.parametrize("name,text,first_line", CORPUS, ids=[c[0] for c in CORPUS])
+def test_the_same_as_before_on_the_kb_and_the_bad_entries(name, text, first_line):
+    assert_same(text, first_line)
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+@pytest.mark.parametrize("first_line", [1, 2, 17])
+def test_the_same_as_before_on_edge_cases(text, first_line):
+    assert_same(text, first_line)
+
+
+# Texts made of the pieces YAML's grammar turns on, glued at random.
+PIECES = [
+    "a", "b", "key", "x y", "1", "-1", "0x1F", "1.5", "1e3", ".inf", ".nan", "~", "null", "true", "yes", "Off", "0",
+    "2024-01-02", "2024-13-45", "2001-12-14t21:59:43.10-05:00", "12:30", "1_0", "0o7", "0b1", "<<", "=", "é",
+    "\U0001F600", ":", ": ", ":\n", " ", "  ", "    ", "\n", "\n\n", "\n  ", "\r\n", "\r", "\t", "- ", "-", "? ", "?",
+    "[", "]", "{", "}", ",", ", ", "&x ", "*x", "!t ", "!!str ", "!!int ", "! ", "!e!x ", "'", "''", '"', '\\"', "\\",
+    "\\n", "\\x41", "#", " #c", "|", "|-", ">", ">+", "|2", "---", "--- ", "...", "%YAML 1.1", "%TAG ! !x", "@", "`",
+    "%", "\x85", "\u2028", "\ufeff", "\x07",
+]
+YAMLISH = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+def _data():
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                        st.text(max_size=12), st.sampled_from(["yes", "~", "1:2", "2024-01-02", "0x1", "a: b", "- x"]))
+    return st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=12)
+
+
+@st.composite
+def dumped(draw):
+    """Real YAML, as PyYAML writes data in some style, perhaps with a few lines dropped or duplicated."""
+    text = yaml.safe_dump(draw(_data()), default_flow_style=draw(st.sampled_from([False, True, None])),
+                          default_style=draw(st.sampled_from([None, "", "'", '"', "|"])),
+                          allow_unicode=draw(st.booleans()), width=draw(st.sampled_from([20, 80])))
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(0, 2))):
+        i = draw(st.integers(0, len(lines) - 1))
+        if draw(st.booleans()):
+            del lines[i]
+        else:
+            lines.insert(i, lines[i])
+    return "\n".join(lines)
+
+
+PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(YAMLISH, st.integers(1, 30))
+@example("a: 1\n\ufeff", 1)
+def test_the_same_as_before_on_yamlish_texts(text, first_line):
+    assert_same(text, first_line)
+
+
+@PROPERTY
+@given(dumped())
+def test_the_same_as_before_on_dumped_data(text):
+    assert_same(text, 2)
+
+
+@PROPERTY
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60))
+def test_the_same_as_before_on_any_text(text):
+    assert_same(text, 1)
+
+
+# -- libyaml's events, where they are used, are PyYAML's -------------------------------------------
+
+def events(text: str, loader) -> list[tuple]:
+    """What the single pass reads of each event: kind, anchor, tag, value, implicit, start position."""
+    out = []
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent, yaml.AliasEvent)):
+            tag = getattr(event, "tag", None)
+            implicit = event.implicit if isinstance(event, yaml.ScalarEvent) and tag is None else None
+            out.append((type(event).__name__, event.anchor, tag, getattr(event, "value", None), implicit,
+                        event.start_mark.line, event.start_mark.column))
+        else:
+            out.append((type(event).__name__,))
+    return out
+
+
+def assert_same_events(text: str) -> None:
+    if not yaml.__with_libyaml__ or not _yaml._libyaml_may_parse(text):
+        return
+    try:
+        _yaml._load_events(text, 0, yaml.CSafeLoader)
+    except (_yaml._Refused, yaml.YAMLError, UnicodeError):
+        return  # libyaml's word is not taken
+    assert events(text, yaml.CSafeLoader) == events(text, yaml.SafeLoader), repr(text)
+
+
+# Short texts of a few characters that matter, where parsers part most often.
+TIGHT = st.one_of(*(st.lists(st.sampled_from(alphabet), max_size=16).map("".join) for alphabet in [
+    list("ab :-?\n[]{},#'\"|>!&*%.~\\0\t\r") + ["  ", "\n  ", ": ", "- ", "? ", "---", "..."],
+    list("a :-?\n#|>012+") + ["  ", "\n ", "\n  ", "? ", ": ", "- "],
+    list("ab :,?[]{}\n#'\"-") + [": ", ", ", "? "],
+    list("a:\r\x85\u2028\u2029 -.%") + ["---", "...", "\n"],
+]))
+
+
+@pytest.mark.parametrize("text", EDGE_CASES + [text for _, text, _ in CORPUS])
+def test_libyaml_events_are_pyyamls_where_they_are_used(text):
+    assert_same_events(text)
+
+
+@PROPERTY
+@given(st.one_of(TIGHT, YAMLISH))
+@example("{b: }")
+@example("\r---")
+def test_libyaml_events_are_pyyamls_on_generated_texts(text):
+    assert_same_events(text)
+    assert_same(text, 1)
+
+
+# -- the fallback without libyaml ------------------------------------------------------------------
+
+def test_libyaml_is_the_fast_path_where_pyyaml_has_it():
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml here")
+    assert _yaml._FAST_LOADER is yaml.CSafeLoader
+
+
+def test_without_libyaml_the_pure_python_parser_is_used(monkeypatch):
+    name = "verifier_yaml_without_libyaml"
+    monkeypatch.setattr(yaml, "__with_libyaml__", False)
+    spec = importlib.util.spec_from_file_location(name, _yaml.__file__)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    assert module._FAST_LOADER is None
+
+    def load(text, first_line=1):  # the copy's own classes, converted to the ones the oracle uses
+        try:
+            return _relabel(module.load(text, first_line))
+        except module.YAMLProblem as exc:
+            raise YAMLProblem(exc.message, exc.line, exc.column, exc.code) from None
+
+    for text in EDGE_CASES + [text for _, text, _ in CORPUS]:
+        assert_same(text, 2, load)
+
+
+def _relabel(node):
+    if node is None:
+        return None
+    value = node.value
+    if isinstance(value, dict):
+        value = {k: _relabel(v) for k, v in value.items()}
+    elif isinstance(value, list):
+        value = [_relabel(v) for v in value]
+    return Node(value, node.line, node.column, dict(node.key_lines), node.raw)
+
+
+@pytest.fixture
+def without_libyaml(monkeypatch):
+    monkeypatch.setattr(_yaml, "_FAST_LOADER", None)
+
+
+@pytest.mark.parametrize("name,text,first_line", CORPUS, ids=[c[0] for c in CORPUS])
+def test_the_same_as_before_without_libyaml(without_libyaml, name, text, first_line):
+    assert_same(text, first_line)
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+def test_the_same_as_before_on_edge_cases_without_libyaml(without_libyaml, text):
+    assert_same(text, 3)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.one_of(YAMLISH, dumped()))
+def test_the_same_as_before_on_generated_texts_without_libyaml(without_libyaml, text):
+    assert_same(text, 2)
+
+
+# -- one pass on good files ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("with_libyaml", [True, False])
+def test_the_kb_loads_in_one_pass_without_the_checking_loader(monkeypatch, with_libyaml):
+    """The slow two-pass loader runs only for a problem: never for the knowledge base's own entries."""
+    if not with_libyaml:
+        monkeypatch.setattr(_yaml, "_FAST_LOADER", None)
+
+    def fail(text, first_line):
+        raise AssertionError("the checking loader ran")
+
+    monkeypatch.setattr(_yaml, "_load_checked", fail)
+    for name, text, first_line in KB_FRONTS:
+        assert _yaml.load(text, first_line) is not None, name
+    assert len(KB_FRONTS) >= 20
+
+
+def test_problems_are_still_reported_with_their_lines():
+    with pytest.raises(YAMLProblem) as info:
+        _yaml.load("a: 1\nb: [1,\n", first_line=2)
+    assert info.value.code == "G103" and info.value.line == 4
+    with pytest.raises(YAMLProblem) as info:
+        _yaml.load("a: 1\nb:\n  c: 1\n  c: 2\n", first_line=2)
+    assert (info.value.code, info.value.line, info.value.column) == ("G106", 5, 3)
+    assert "first at line 4" in info.value.message
