@@ -130,3 +130,15 @@ def test_an_unopenable_cache_is_no_cache(tmp_path):
     assert evaluate(CHECK, Snapshot(SOURCE), FileCache(), cache).status == HOLDS
     assert cache.get(CHECK, SHA) is not None  # still remembered for the run
     cache.close()
+
+
+def test_checks_on_a_file_already_parsed_do_not_read_it_again(tmp_path):
+    cache = VerdictCache(tmp_path / "v.sqlite3")
+    files = FileCache()
+    other = Check("other", "", "vllm", CHECK.path, "defines", "Scheduler.preempt")
+    first = NamingSnapshot(SOURCE, "git-blob:abc")
+    assert evaluate(CHECK, first, files, cache).status == HOLDS and first.reads == 1
+    # a new check (no verdict yet) on the same content: answered from the parsed file, not read again
+    assert evaluate(other, first, files, cache).status == HOLDS and first.reads == 1
+    assert cache.get(other, SHA) is not None
+    cache.close()

@@ -29,6 +29,13 @@ class FileCache:
         self.size = size
         self._files: OrderedDict[tuple[str, str], code.SourceFile] = OrderedDict()
 
+    def peek(self, path: str, sha256: str) -> code.SourceFile | None:
+        """The parsed file, if this content of `path` is here already (nothing is read or parsed)."""
+        found = self._files.get((path, sha256))
+        if found is not None:
+            self._files.move_to_end((path, sha256))
+        return found
+
     def get(self, path: str, data: bytes, sha256: str | None = None) -> code.SourceFile:
         """The parsed file; `sha256` (hex) spares hashing the data again when the caller has it."""
         sha256 = sha256 or hashlib.sha256(data).hexdigest()
@@ -66,6 +73,11 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
             known = verdicts.get(check, known_sha) if known_sha else None
             if known is not None:
                 return known
+            parsed = (cache or _DEFAULT_CACHE).peek(check.path, known_sha) if known_sha else None
+            if parsed is not None:  # another check on this file read it already
+                verdict = evaluate_source(check, parsed)
+                verdicts.put(check, verdict)
+                return verdict
     try:
         data = snapshot.read(check.path)
     except SourceUnavailable as exc:

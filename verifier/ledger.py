@@ -63,6 +63,7 @@ class EngineLedger:
 
     engine: str
     releases: dict[str, dict] = field(default_factory=dict)
+    _lines: dict = field(default_factory=dict, repr=False, compare=False)  # see _check_record
 
     def versions(self) -> list[str]:
         """Release versions in PEP 440 order."""
@@ -79,14 +80,7 @@ class EngineLedger:
         entries = dict(old["entries"]) if old else {}
         by_entry: dict[str, dict[str, dict]] = {}
         for result in results:
-            v = result.verdict
-            record = {
-                "verdict": v.status, "reason": v.reason, "path": v.path or result.check.path,
-                "lines": list(v.lines) if v.lines else None, "symbol": v.symbol, "hint": v.hint,
-                "message": v.message if v.status == "error" else None,
-                "sha256": v.file_sha[:SHA_DIGITS] if v.file_sha else None, "check": result.check.fingerprint,
-            }
-            by_entry.setdefault(result.entry, {})[result.check.id] = {k: x for k, x in record.items() if x is not None}
+            by_entry.setdefault(result.entry, {})[result.check.id] = self._check_record(result)
         for entry, checks in by_entry.items():
             entries[entry] = {"verdict": combine(c["verdict"] for c in checks.values()), "checks": checks}
         record = {"date": release.date, "identity": release.identity, "source": source, "entries": entries}
@@ -95,6 +89,25 @@ class EngineLedger:
         record.update(verified_at=verified_at, verifier=verifier)
         self.releases[release.version] = record
         return True
+
+    def _check_record(self, result: CheckResult) -> dict:
+        """The ledger line of one verdict. A verdict answered from the verdict cache is the same object at
+        every release whose file did not change, so its line is made once and shared by those releases
+        (ledger lines are never changed in place)."""
+        v = result.verdict
+        key = (id(v), result.check.fingerprint, result.check.path)
+        found = self._lines.get(key)
+        if found is not None and found[0] is v:
+            return found[1]
+        record = {
+            "verdict": v.status, "reason": v.reason, "path": v.path or result.check.path,
+            "lines": list(v.lines) if v.lines else None, "symbol": v.symbol, "hint": v.hint,
+            "message": v.message if v.status == "error" else None,
+            "sha256": v.file_sha[:SHA_DIGITS] if v.file_sha else None, "check": result.check.fingerprint,
+        }
+        line = {k: x for k, x in record.items() if x is not None}
+        self._lines[key] = (v, line)  # v is kept, so that its id is not reused by another verdict
+        return line
 
     def drop_entries(self, keep: set[str]) -> None:
         """Forget entries that no longer exist in the KB."""
@@ -114,6 +127,7 @@ _sorted_json = json.JSONEncoder(sort_keys=True).encode
 def _dump(data: dict) -> str:
     """Deterministic JSON: nested objects indented, each check verdict on one line."""
     lines = ["{"]
+    verdict_text: dict[int, tuple[dict, str]] = {}
     lines.append(f'  "engine": {json.dumps(data["engine"])},')
     lines.append(f'  "format": {data["format"]},')
     lines.append('  "releases": {')
@@ -132,7 +146,10 @@ def _dump(data: dict) -> str:
             checks = sorted(value["checks"].items())
             for ci, (check, verdict) in enumerate(checks):
                 comma = "," if ci < len(checks) - 1 else ""
-                lines.append(f"            {json.dumps(check)}: {_sorted_json(verdict)}{comma}")
+                encoded = verdict_text.get(id(verdict))  # lines shared by releases are encoded once
+                if encoded is None or encoded[0] is not verdict:
+                    encoded = verdict_text[id(verdict)] = (verdict, _sorted_json(verdict))
+                lines.append(f"            {json.dumps(check)}: {encoded[1]}{comma}")
             lines.append("          }")
             lines.append("        }" + ("," if ei < len(entries) - 1 else ""))
         lines.append("      }")
