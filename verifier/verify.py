@@ -54,23 +54,22 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             progress(1)
 
     try:
-        stream = getattr(snapshot, "stream", None)
-        prefetch = getattr(snapshot, "prefetch", None)
-        if stream is not None:
-            # Checks run on each file as soon as the archive pass has it, while the pass goes on.
-            by_path: dict[str, list[int]] = {}
-            for i, (_, check) in enumerate(pairs):
-                by_path.setdefault(check.path, []).append(i)
-            for path in stream(paths):
-                for i in by_path.get(path, ()):
-                    check_at(i)
-        elif prefetch is not None:
-            prefetch(paths)
-    except SourceUnavailable as exc:
-        _close(snapshot)
-        return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
-                for e, c in pairs]
-    try:
+        try:
+            stream = getattr(snapshot, "stream", None)
+            prefetch = getattr(snapshot, "prefetch", None)
+            if stream is not None:
+                # Checks run on each file as soon as the archive pass has it, while the pass goes on.
+                by_path: dict[str, list[int]] = {}
+                for i, (_, check) in enumerate(pairs):
+                    by_path.setdefault(check.path, []).append(i)
+                for path in stream(paths):
+                    for i in by_path.get(path, ()):
+                        check_at(i)
+            elif prefetch is not None:
+                prefetch(paths)
+        except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
+            return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)),
+                                e.file) for e, c in pairs]
         for i in range(len(pairs)):
             if found[i] is None:
                 check_at(i)
