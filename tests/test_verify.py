@@ -259,3 +259,33 @@ def test_a_later_member_of_the_same_name_is_the_one_checked(kb, index, capsys):
     run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
     zero = ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["checks"]["zero"]
     assert zero["verdict"] == "changed"
+
+
+def test_a_release_whose_files_are_all_unchanged_is_not_evaluated_again(kb, tmp_path, monkeypatch, capsys):
+    """Verdicts are carried over from the release before when every file a check reads is the same blob."""
+    from .gitrepo import ISOLATED_GIT_ENV, GitRepo
+
+    for key, value in ISOLATED_GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+    repo = GitRepo(tmp_path / "engine")
+    repo.write("pkg/sched.py", OLD_SCHED)
+    repo.write("pkg/metrics.py", METRICS_PY)
+    repo.commit("one")
+    repo.tag("v0.1.0")
+    repo.write("README", "docs only\n")
+    repo.commit("two")
+    repo.tag("v0.2.0")  # the same files as 0.1.0
+    repo.write("pkg/sched.py", SCHED_PY)
+    repo.commit("three")
+    repo.tag("v0.3.0")
+    calls = []
+    real = verify_module.evaluate
+    monkeypatch.setattr(verify_module, "evaluate", lambda check, snapshot, *a, **k: calls.append(
+        snapshot.release.version) or real(check, snapshot, *a, **k))
+    run_cli(capsys, "verify", "--engine", "vllm", "--source", f"git:{repo.path}")
+    assert "0.1.0" in calls and "0.3.0" in calls and "0.2.0" not in calls
+    releases = ledger_of(kb)["releases"]
+    assert releases["0.2.0"]["entries"] == releases["0.1.0"]["entries"]
+    assert releases["0.2.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "changed"
+    assert releases["0.3.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "holds"

@@ -64,6 +64,7 @@ class EngineLedger:
     engine: str
     releases: dict[str, dict] = field(default_factory=dict)
     _lines: dict = field(default_factory=dict, repr=False, compare=False)  # see _check_record
+    _last: tuple | None = field(default=None, repr=False, compare=False)  # see record
 
     def versions(self) -> list[str]:
         """Release versions in PEP 440 order."""
@@ -78,11 +79,19 @@ class EngineLedger:
         """
         old = self.releases.get(release.version)
         entries = dict(old["entries"]) if old else {}
-        by_entry: dict[str, dict[str, dict]] = {}
-        for result in results:
-            by_entry.setdefault(result.entry, {})[result.check.id] = self._check_record(result)
-        for entry, checks in by_entry.items():
-            entries[entry] = {"verdict": combine(c["verdict"] for c in checks.values()), "checks": checks}
+        # The same checks with the same verdict objects as the release recorded last: its entry records
+        # are the same, and are shared (never changed in place).
+        key = [(id(r.check), id(r.verdict), r.entry) for r in results]
+        if self._last is not None and self._last[0] == key:
+            recorded = self._last[1]
+        else:
+            by_entry: dict[str, dict[str, dict]] = {}
+            for result in results:
+                by_entry.setdefault(result.entry, {})[result.check.id] = self._check_record(result)
+            recorded = {entry: {"verdict": combine(c["verdict"] for c in checks.values()), "checks": checks}
+                        for entry, checks in by_entry.items()}
+            self._last = (key, recorded, results)  # results keep the ids in `key` from being reused
+        entries.update(recorded)
         record = {"date": release.date, "identity": release.identity, "source": source, "entries": entries}
         if old is not None and all(old.get(k) == record[k] for k in record):
             return False
@@ -124,10 +133,25 @@ class EngineLedger:
 _sorted_json = json.JSONEncoder(sort_keys=True).encode
 
 
+def _entry_block(value: dict, verdict_text: dict[int, tuple[dict, str]]) -> str:
+    """The lines of one entry's record inside its braces: its verdict, then a check verdict per line."""
+    lines = [f'          "verdict": {json.dumps(value["verdict"])},', '          "checks": {']
+    checks = sorted(value["checks"].items())
+    for ci, (check, verdict) in enumerate(checks):
+        comma = "," if ci < len(checks) - 1 else ""
+        encoded = verdict_text.get(id(verdict))  # lines shared by releases are encoded once
+        if encoded is None or encoded[0] is not verdict:
+            encoded = verdict_text[id(verdict)] = (verdict, _sorted_json(verdict))
+        lines.append(f"            {json.dumps(check)}: {encoded[1]}{comma}")
+    lines.append("          }")
+    return "\n".join(lines)
+
+
 def _dump(data: dict) -> str:
     """Deterministic JSON: nested objects indented, each check verdict on one line."""
     lines = ["{"]
     verdict_text: dict[int, tuple[dict, str]] = {}
+    entry_text: dict[int, tuple[dict, str]] = {}
     lines.append(f'  "engine": {json.dumps(data["engine"])},')
     lines.append(f'  "format": {data["format"]},')
     lines.append('  "releases": {')
@@ -141,16 +165,10 @@ def _dump(data: dict) -> str:
         entries = sorted(record["entries"].items())
         for ei, (entry, value) in enumerate(entries):
             lines.append(f"        {json.dumps(entry)}: {{")
-            lines.append(f'          "verdict": {json.dumps(value["verdict"])},')
-            lines.append('          "checks": {')
-            checks = sorted(value["checks"].items())
-            for ci, (check, verdict) in enumerate(checks):
-                comma = "," if ci < len(checks) - 1 else ""
-                encoded = verdict_text.get(id(verdict))  # lines shared by releases are encoded once
-                if encoded is None or encoded[0] is not verdict:
-                    encoded = verdict_text[id(verdict)] = (verdict, _sorted_json(verdict))
-                lines.append(f"            {json.dumps(check)}: {encoded[1]}{comma}")
-            lines.append("          }")
+            block = entry_text.get(id(value))  # entry records shared by releases are encoded once
+            if block is None or block[0] is not value:
+                block = entry_text[id(value)] = (value, _entry_block(value, verdict_text))
+            lines.append(block[1])
             lines.append("        }" + ("," if ei < len(entries) - 1 else ""))
         lines.append("      }")
         lines.append("    }" + ("," if ri < len(releases) - 1 else ""))

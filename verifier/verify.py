@@ -26,7 +26,8 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
                    progress: Callable[[int], None] | None = None, verdicts=None,
                    relocate: Callable[[CheckResult], bool] | None = None,
-                   evidence: dict | None = None, parsed: FileCache | None = None) -> list[CheckResult]:
+                   evidence: dict | None = None, parsed: FileCache | None = None,
+                   memo: dict | None = None) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release.
 
     For each `changed` result that `relocate` picks, the verdict's hint also says
@@ -36,6 +37,11 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
 
     With `evidence` (a dict), the lines each verdict points at, with a few
     around them, are put in it by "entry/check", for the site to show.
+
+    `memo` (a dict kept from release to release by the caller, for the same
+    `pairs`) holds the last release's verdicts and what its files were; a
+    release whose files are all the same (by a snapshot's `identities`, named
+    without reading them) gets the same verdicts without evaluating anything.
     """
     cache = cache or FileCache()
     try:
@@ -53,10 +59,18 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         if progress and not again:
             progress(1)
 
+    named = getattr(snapshot, "identities", None)
+    identities = named(paths) if named is not None and memo is not None else None
+    reused = identities is not None and memo.get("identities") == identities
+    if reused:
+        for i, previous in enumerate(memo["results"]):
+            found[i] = CheckResult(previous.entry, previous.check, release, previous.verdict, previous.file)
+        if progress:
+            progress(len(pairs))
     try:
         try:
-            stream = getattr(snapshot, "stream", None)
-            prefetch = getattr(snapshot, "prefetch", None)
+            stream = getattr(snapshot, "stream", None) if not reused else None
+            prefetch = getattr(snapshot, "prefetch", None) if not reused else None
             if stream is not None:
                 # Checks run on each file as soon as the archive pass has it, while the pass goes on.
                 by_path: dict[str, list[int]] = {}
@@ -74,6 +88,11 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             if found[i] is None:
                 check_at(i)
         results: list[CheckResult] = found  # type: ignore[assignment]
+        if memo is not None:
+            if identities is None and named is not None:
+                identities = named(paths)  # after the pass, the store may name what it read
+            clean = identities is not None and all(r.verdict.status != ERROR for r in results)
+            memo.update(identities=identities if clean else None, results=results)
         if relocate is not None:
             results = _with_relocations(results, snapshot, relocate, parsed or FileCache())
         if evidence is not None:
@@ -207,6 +226,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     run.releases = choose_releases(available, seen, versions=versions, since=since, new=new)
     cache = FileCache()
     parsed = FileCache()  # files parsed by relocation searches, by content: apart from `cache`, which they would flush
+    memo: dict = {}  # the last release's verdicts and files, for a release whose files are all the same
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
     newest = available[-1].version if available else None
@@ -220,7 +240,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
 
         evidence = {} if release.version == newest else None
         results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
-                                 evidence=evidence, parsed=parsed)
+                                 evidence=evidence, parsed=parsed, memo=memo)
         if evidence is not None:
             run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
         for result in results:

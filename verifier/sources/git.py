@@ -281,6 +281,14 @@ class GitSnapshot:
             found = self._digests[path] = f"git-blob:{blob}" if blob is not None else None
         return found
 
+    def identities(self, paths) -> tuple | None:
+        """Each file's blob id (None where the commit has no such file), from the trees; None when some
+        path cannot be named so (a link, a submodule, an unreadable tree)."""
+        try:
+            return tuple(self.blob_id(path) for path in paths)
+        except SourceUnavailable:
+            return None
+
     def paths(self) -> list[str]:
         """The path of every regular file at this commit (symlinks and submodules left out)."""
         repo = self._repo()

@@ -409,6 +409,33 @@ class PyPISnapshot:
         if missing:
             self._fetch(missing)
 
+    def identities(self, paths: Iterable[str]) -> tuple | None:
+        """What each file's content is, named without reading any file or archive (the member store's
+        manifest): a sha256, or None for a file the release does not have. None when some file cannot
+        be named so (the store has not seen it, or it is refused)."""
+        members = [self._engine.archive_path(p) if check_repository_path(p) is None else None for p in paths]
+        if None in members or self._failure is not None:
+            return None
+        missing = self._unread(set(members))
+        if missing:
+            in_store = self._reader.locate(missing)
+            if in_store is None:
+                return None
+            self._names, digests, refused = in_store
+            self._digests.update(digests)
+            self._refused.update(refused)
+        if self._names is None or any(m in self._refused for m in members):
+            return None
+        found = []
+        for member in members:
+            if member not in self._names:
+                found.append(None)
+            elif member in self._digests:
+                found.append(self._digests[member])
+            else:
+                return None  # read from the archive in this run: its digest is not at hand
+        return tuple(found)
+
     def stream(self, paths: Iterable[str]) -> Iterator[str]:
         """`prefetch(paths)`, telling which paths can be read as they become readable.
 
