@@ -406,3 +406,18 @@ def test_digest_names_a_file_by_its_blob_without_reading_it(history, monkeypatch
         assert reads and not blobs & set(reads)  # trees were read, the files were not
         first.read("vllm/engine.py")
         assert first.blob_id("vllm/engine.py") in reads
+
+
+@linux_only
+def test_in_a_batch_closed_snapshots_leave_git_running_for_the_next_until_it_ends(history):
+    before = git_children()
+    with source_of(history) as source:
+        with source.batch():
+            with source.open(release(source, "0.9.0")) as first:
+                first.read("vllm/engine.py")
+            running = started_since(before)
+            assert any("cat-file" in command for command in running)
+            with source.open(release(source, "0.10.0")) as second:
+                assert second.read("vllm/engine.py") == ENGINE_V2.encode()
+            assert started_since(before) == running  # the same processes, not new ones
+        assert started_since(before) == []

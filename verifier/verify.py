@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -230,32 +231,34 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
     newest = available[-1].version if available else None
-    for index, release in enumerate(run.releases, 1):
-        if progress:
-            progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
+    # A git source keeps its processes from one release to the next until the loop ends.
+    with source.batch() if hasattr(source, "batch") else contextlib.nullcontext():
+        for index, release in enumerate(run.releases, 1):
+            if progress:
+                progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
 
-        def worth_relocating(result: CheckResult, release=release) -> bool:
-            # Where a check stops holding, and at the newest release: the places a reader looks.
-            return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
+            def worth_relocating(result: CheckResult, release=release) -> bool:
+                # Where a check stops holding, and at the newest release: the places a reader looks.
+                return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
-        evidence = {} if release.version == newest else None
-        results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
-                                 evidence=evidence, parsed=parsed, memo=memo)
-        if evidence is not None:
-            run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
-        for result in results:
-            if result.verdict.status != ERROR:
-                last_status[(result.entry, result.check.id)] = result.verdict.status
-        run.results.extend(results)
-        if verdicts is not None:
-            verdicts.flush()  # one transaction per release
-        if results and all(r.verdict.reason == "unavailable" for r in results):
-            # Nothing was learnt about the code; left out so that the next `--new` run tries again.
-            run.skipped.append(f"error: {engine} {release.version} could not be read "
-                               f"({results[0].verdict.message}); not recorded in the ledger")
-            continue
-        if engine_ledger.record(release, results, source_label, now, __version__):
-            run.changed_releases.append(release.version)
+            evidence = {} if release.version == newest else None
+            results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
+                                     evidence=evidence, parsed=parsed, memo=memo)
+            if evidence is not None:
+                run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
+            for result in results:
+                if result.verdict.status != ERROR:
+                    last_status[(result.entry, result.check.id)] = result.verdict.status
+            run.results.extend(results)
+            if verdicts is not None:
+                verdicts.flush()  # one transaction per release
+            if results and all(r.verdict.reason == "unavailable" for r in results):
+                # Nothing was learnt about the code; left out so that the next `--new` run tries again.
+                run.skipped.append(f"error: {engine} {release.version} could not be read "
+                                   f"({results[0].verdict.message}); not recorded in the ledger")
+                continue
+            if engine_ledger.record(release, results, source_label, now, __version__):
+                run.changed_releases.append(release.version)
     if progress:
         progress.done()
     if prune is not None:

@@ -76,6 +76,19 @@ class GitSource:
         self._repo: Repo | None = None
         self._tags: dict[str, tuple[str, ...]] | None = None
         self._closed = False
+        self._batches = 0
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """While inside, closing a snapshot keeps the git processes for the next one (a run over many
+        releases would otherwise start `git cat-file` again for each); they end when the batch does."""
+        self._batches += 1
+        try:
+            yield
+        finally:
+            self._batches -= 1
+            if not self._batches and self._repo is not None:
+                self._repo.git.clear_cache()
 
     def __enter__(self) -> GitSource:
         return self
@@ -255,7 +268,7 @@ class GitSnapshot:
         self._closed = True
         self._trees.clear()
         self._digests.clear()
-        if self._source._repo is not None:
+        if self._source._repo is not None and not self._source._batches:
             self._source._repo.git.clear_cache()
 
     def read(self, path: str) -> bytes | None:
