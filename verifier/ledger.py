@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import fcntl
 import json
+import operator
 import os
 import tempfile
 import time
@@ -50,6 +52,10 @@ class LedgerError(Exception):
     """The ledger cannot be read, written or locked; the message says which file and why."""
 
 
+_VERDICT, _CHECK, _ENTRY = (operator.attrgetter(name) for name in ("verdict", "check", "entry"))
+
+
+@functools.lru_cache(maxsize=4096)  # asked again and again for the same few hundred versions
 def version_key(version: str):
     try:
         return (0, Version(version), version)
@@ -81,7 +87,8 @@ class EngineLedger:
         entries = dict(old["entries"]) if old else {}
         # The same checks with the same verdict objects as the release recorded last: its entry records
         # are the same, and are shared (never changed in place).
-        key = [(id(r.check), id(r.verdict), r.entry) for r in results]
+        # Lists compared item by item, identical objects at once: equal when every result is the same.
+        key = (list(map(_VERDICT, results)), list(map(_CHECK, results)), list(map(_ENTRY, results)))
         if self._last is not None and self._last[0] == key:
             recorded = self._last[1]
         else:
@@ -90,7 +97,7 @@ class EngineLedger:
                 by_entry.setdefault(result.entry, {})[result.check.id] = self._check_record(result)
             recorded = {entry: {"verdict": combine(c["verdict"] for c in checks.values()), "checks": checks}
                         for entry, checks in by_entry.items()}
-            self._last = (key, recorded, results)  # results keep the ids in `key` from being reused
+            self._last = (key, recorded)
         entries.update(recorded)
         record = {"date": release.date, "identity": release.identity, "source": source, "entries": entries}
         if old is not None and all(old.get(k) == record[k] for k in record):

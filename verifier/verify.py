@@ -50,7 +50,11 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     except SourceUnavailable as exc:
         return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
                 for e, c in pairs]
-    paths = sorted({check.path for _, check in pairs})
+    paths = memo.get("paths") if memo is not None else None
+    if paths is None:
+        paths = sorted({check.path for _, check in pairs})
+        if memo is not None:
+            memo["paths"] = paths
     found: list[CheckResult | None] = [None] * len(pairs)
 
     def check_at(i: int) -> None:
@@ -89,11 +93,13 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             if found[i] is None:
                 check_at(i)
         results: list[CheckResult] = found  # type: ignore[assignment]
-        if memo is not None:
+        if memo is not None and not reused:
             if identities is None and named is not None:
                 identities = named(paths)  # after the pass, the store may name what it read
             clean = identities is not None and all(r.verdict.status != ERROR for r in results)
             memo.update(identities=identities if clean else None, results=results)
+        if memo is not None:
+            memo["reused"] = reused
         if relocate is not None:
             results = _with_relocations(results, snapshot, relocate, parsed or FileCache())
         if evidence is not None:
@@ -246,9 +252,10 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                                      evidence=evidence, parsed=parsed, memo=memo)
             if evidence is not None:
                 run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
-            for result in results:
-                if result.verdict.status != ERROR:
-                    last_status[(result.entry, result.check.id)] = result.verdict.status
+            if not memo.get("reused"):  # a release carried over leaves every status as it was
+                for result in results:
+                    if result.verdict.status != ERROR:
+                        last_status[(result.entry, result.check.id)] = result.verdict.status
             run.results.extend(results)
             if verdicts is not None:
                 verdicts.flush()  # one transaction per release
