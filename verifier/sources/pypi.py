@@ -475,16 +475,15 @@ class PyPISnapshot:
         worker = threading.Thread(target=work, name=f"read {self.archive.filename}", daemon=True)
         worker.start()
         handed: dict[str, bytes] = {}  # what each path was when it was handed out
-        try:
-            while (item := arrived.get()) is not end:
-                if isinstance(item, BaseException):
-                    raise item
-                member, data = item
-                if self._contents.setdefault(member, data) is data and member not in handed:
-                    handed[member] = data
-                    yield wanted[member]
-        finally:
-            worker.join()
+        while (item := arrived.get()) is not end:
+            if isinstance(item, BaseException):
+                worker.join()
+                raise item
+            member, data = item
+            if self._contents.setdefault(member, data) is data and member not in handed:
+                handed[member] = data
+                yield wanted[member]  # an interruption here (Ctrl-C) leaves the daemon thread to the exit
+        worker.join()
         for member, data in handed.items():  # replaced by a later member of the same name, or refused after all
             if self._contents.get(member) is not data:
                 yield wanted[member]
