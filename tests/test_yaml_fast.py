@@ -1,7 +1,8 @@
 """verifier._yaml.load, one pass over libyaml's events, against the two-pass pure-Python loader it replaced.
 
-`oracle_load` below is a verbatim copy of the old `load` (and its `_convert`):
-every input must give the same nodes (values with their types, lines,
+`oracle_load` below is the old `load`, which `_yaml` keeps word for word as
+`_load_checked` (the path every problem takes; the corpus tests pin what it
+reports): every input must give the same nodes (values with their types, lines,
 columns, key lines, raw text) or the same YAMLProblem (message, line, column,
 code), with libyaml and with the pure-Python fallback.
 """
@@ -11,92 +12,22 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from yaml.constructor import SafeConstructor
 
 from verifier import _yaml
 from verifier._yaml import Node, YAMLProblem
 
 from .conftest import REPO
 
-# -- the oracle: the old implementation, as it was ------------------------------------------------
-
-_SCALARS = SafeConstructor()
-_SAFE_TAGS = {
-    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
-    "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map",
-}
-
+# -- the oracle: the old two-pass loader, which production keeps as the checked path ---------------
 
 def oracle_load(text: str, first_line: int = 1) -> Node | None:
-    offset = first_line - 1
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise YAMLProblem("anchors and aliases (&, *) are not allowed",
-                                  event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
-            tag = getattr(event, "tag", None)
-            if tag is not None and tag != "!":
-                raise YAMLProblem(f"explicit YAML tags ({tag}) are not allowed",
-                                  event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 + offset if mark else first_line
-        column = mark.column + 1 if mark else 1
-        message = f"YAML syntax: {exc.problem or exc.context}"
-        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
-            message += f" ({exc.context} that starts at line {exc.context_mark.line + 1 + offset})"
-        raise YAMLProblem(message, line, column) from None
-    except yaml.YAMLError as exc:
-        raise YAMLProblem(f"YAML: {exc}", first_line) from None
-    except RecursionError:
-        raise YAMLProblem("YAML nests too deeply", first_line) from None
-    if node is None:
-        return None
-    return _oracle_convert(node, offset, 0)
+    return _yaml._load_checked(text, first_line)
 
-
-_MAX_DEPTH = 32
-
-
-def _oracle_convert(node: yaml.Node, offset: int, depth: int) -> Node:
-    line = node.start_mark.line + 1 + offset
-    column = node.start_mark.column + 1
-    if depth > _MAX_DEPTH:
-        raise YAMLProblem("YAML nests too deeply", line, column)
-    if node.tag not in _SAFE_TAGS:
-        raise YAMLProblem(f"unsupported YAML tag {node.tag}", line, column, "G104")
-    if isinstance(node, yaml.MappingNode):
-        values: dict[str, Node] = {}
-        key_lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key_line = key_node.start_mark.line + 1 + offset
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:null":
-                raise YAMLProblem("mapping keys must be plain words", key_line, key_node.start_mark.column + 1, "G203")
-            key = str(key_node.value)
-            if key in values:
-                raise YAMLProblem(f"duplicate key {key!r} (first at line {key_lines[key]})", key_line,
-                                  key_node.start_mark.column + 1, "G106")
-            values[key] = _oracle_convert(value_node, offset, depth + 1)
-            key_lines[key] = key_line
-        return Node(values, line, column, key_lines)
-    if isinstance(node, yaml.SequenceNode):
-        return Node([_oracle_convert(item, offset, depth + 1) for item in node.value], line, column)
-    try:
-        value = _SCALARS.construct_object(node, deep=True)
-    except (yaml.constructor.ConstructorError, ValueError, OverflowError) as exc:
-        raise YAMLProblem(f"bad value: {exc}", line, column, "G203") from None
-    return Node(value, line, column, raw=node.value)
-
-
-# -- comparing -------------------------------------------------------------------------------------
 
 def dump(node: Node | None):
     """Everything about a node, with the types of values (1, 1.0 and True differ; NaN equals NaN)."""
