@@ -1,9 +1,10 @@
 """The tokenizer: a table of cases, and a differential test against a plain character scanner.
 
 The scanner below (`_reference`) is the tokenizer as first written: one small
-regular expression per token kind, tried in order at each position. The
-production tokenizer finds each token with one combined expression; both must
-give the same tokens, with the same offsets, on any text.
+regular expression per token kind, tried in order at each position, every
+string ended by the character scanner `_string_end`. The production tokenizer
+finds each token with one combined expression and keeps `_string_end` only for
+f-strings; both must give the same tokens, with the same offsets, on any text.
 """
 
 from __future__ import annotations
@@ -15,21 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.code._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, tokenize
+from verifier.code._tokens import (_OPERATORS, _STRING_START, ELLIPSIS_META, META, NAME, NUMBER, OP, STRING,
+                                   _string_end, tokenize)
 
-_R_STRING_START = re.compile(r"(?i:rb|br|fr|rf|tr|rt|b|r|u|f|t)?('''|\"\"\"|'|\")")
 _R_NAME = re.compile(r"[^\W\d]\w*")
 _R_NUMBER = re.compile(
     r"0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+"
     r"|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?"
 )
-_R_OPERATORS = sorted(
-    """**= //= >>= <<= ... -> := += -= *= /= %= &= |= ^= @= == != <= >= ** // << >>
-    + - * / % @ & | ^ ~ < > ( ) [ ] { } , : ; . = !""".split(),
-    key=len,
-    reverse=True,
-)
-_R_OP = re.compile("|".join(re.escape(o) for o in _R_OPERATORS))
+_R_OP = re.compile("|".join(re.escape(o) for o in _OPERATORS))
 _R_SPACE = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)+")
 _R_COMMENT = re.compile(r"#[^\r\n]*")
 _R_META = re.compile(r"\$\$\$|\$[A-Za-z_][A-Za-z0-9_]*")
@@ -56,9 +51,9 @@ def _reference(text: str, *, fragment: bool = False, start: int = 0, end: int | 
                 append((kind, m.group(), pos, m.end()))
                 pos = m.end()
                 continue
-        m = _R_STRING_START.match(text, pos)
+        m = _STRING_START.match(text, pos)
         if m:
-            end = _reference_string_end(text, m)
+            end = _string_end(text, m)
             append((STRING, text[pos:end], pos, end))
             pos = end
             continue
@@ -82,42 +77,6 @@ def _reference(text: str, *, fragment: bool = False, start: int = 0, end: int | 
         append((OP, c, pos, pos + 1))
         pos += 1
     return tokens
-
-
-def _reference_string_end(text: str, start: re.Match) -> int:
-    """Offset just past the string literal that `start` (prefix and quote) opens.
-
-    An unterminated single-quoted string ends at its line's end, a triple-quoted
-    one at the end of the text, where Python's own tokenizer would give up.
-    """
-    quote = start.group(1)
-    prefix = start.group()[: -len(quote)].lower()
-    formatted = "f" in prefix or "t" in prefix
-    triple = len(quote) == 3
-    pos, n = start.end(), len(text)
-    depth = 0  # brace depth inside an f-string's replacement fields
-    while pos < n:
-        c = text[pos]
-        if depth:
-            nested = _R_STRING_START.match(text, pos)
-            if nested and (pos == 0 or not (text[pos - 1].isalnum() or text[pos - 1] == "_")):
-                pos = _reference_string_end(text, nested)
-                continue
-            depth += c == "{"
-            depth -= c == "}"
-        elif c == "\\":
-            pos += 1
-        elif text.startswith(quote, pos):
-            return pos + len(quote)
-        elif c in "\r\n" and not triple:
-            return pos
-        elif c == "{" and formatted:
-            if text.startswith("{{", pos):
-                pos += 1
-            else:
-                depth = 1
-        pos += 1
-    return n
 
 
 def _tokens(text: str, **kwargs) -> list[tuple]:
