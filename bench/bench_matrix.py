@@ -52,7 +52,6 @@ import hashlib
 import io
 import json
 import os
-import platform
 import resource
 import shutil
 import sqlite3
@@ -70,7 +69,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from verifier import __version__  # noqa: E402
+from _common import machine, mib  # noqa: E402
 from verifier.cache import cache_dir  # noqa: E402
 from verifier.sources import SourceUnavailable  # noqa: E402
 from verifier.sources._http import HttpClient  # noqa: E402
@@ -437,20 +436,6 @@ def _cache_folder(folder: Path, shared_archives: Path, members: Path | None = No
     if members is not None and members.is_dir():
         _link_tree(members, folder / "members")
     return folder
-
-
-def machine() -> str:
-    memory = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                  if line.startswith("MemTotal:"))
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.machine())
-    git = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
-    return (f"{os.cpu_count()} cores ({model}), {memory / 1024 ** 2:.1f} GiB memory, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()}, {git}, gotchas {__version__}")
-
-
-def _mib(n: float) -> str:
-    return f"{n / 1024 ** 2:,.1f} MiB"
 
 
 # -- the plan: what the vLLM parts verify ---------------------------------------------------------------
@@ -987,7 +972,7 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
         w_counts = warm.last["counts"]
         print(_row(["1 matrix", "floor: distinct (path, content) in memory, parse + evaluate each distinct (check, content) once",
                     len(floor.runs), _times(floor), f"{floor.process:.2f}", f"{floor.cpu:.2f}", f"{floor.rss_mib:.0f} MiB",
-                    "1.00 x floor", f"{floor.last['distinct_files']} distinct files, {_mib(floor.last['distinct_bytes'])}; "
+                    "1.00 x floor", f"{floor.last['distinct_files']} distinct files, {mib(floor.last['distinct_bytes'])}; "
                                     f"{floor.last['evaluations']} evaluations"]))
         print(_row(["1 matrix", "product `gotchas verify`, store warm, verdicts cold", len(cold.runs), _times(cold),
                     f"{cold.process:.2f}", f"{cold.cpu:.2f}", f"{cold.rss_mib:.0f} MiB", f"{cold.median / fl:.2f} x floor",
@@ -1016,12 +1001,12 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
         counts = run.last["counts"]
         download = n["download"]
         if download and "seconds" in download:
-            dl = (f"download of {n['version']} sdist ({_mib(n['size'])}): {download['seconds']:.2f} s "
+            dl = (f"download of {n['version']} sdist ({mib(n['size'])}): {download['seconds']:.2f} s "
                   f"({n['size'] / download['seconds'] / 1024 ** 2:.1f} MiB/s), sha256 {'ok' if download['ok'] else 'MISMATCH'}")
         elif download:
             dl = f"download failed: {download['error']}"
         else:
-            dl = f"download not measured (--no-download); the archive has {_mib(n['size'])}"
+            dl = f"download not measured (--no-download); the archive has {mib(n['size'])}"
         print(_row(["2 new", f"`verify --new`: {n['version']} new (store and verdicts warm for older releases only)",
                     len(run.runs), _times(run), f"{run.process:.2f}", f"{run.cpu:.2f}", f"{run.rss_mib:.0f} MiB", "-",
                     f"{counts['releases']} release verified, {counts['archive_passes']} archive pass, "
@@ -1046,8 +1031,8 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
         counts = run.last["counts"]
         print(_row(["3 cold", f"floor: one gzip + tar pass reading every member of {c['version']} sdist",
                     len(untar.runs), _times(untar), f"{untar.process:.2f}", f"{untar.cpu:.2f}", f"{untar.rss_mib:.0f} MiB",
-                    "1.00 x floor", f"{untar.last['members']} files, {_mib(untar.last['member_bytes'])} from "
-                                    f"{_mib(c['size'])}; gzip alone {untar.last['gzip_only_s']:.2f} s"]))
+                    "1.00 x floor", f"{untar.last['members']} files, {mib(untar.last['member_bytes'])} from "
+                                    f"{mib(c['size'])}; gzip alone {untar.last['gzip_only_s']:.2f} s"]))
         print(_row(["3 cold", f"first verification of {c['version']}: empty store, empty verdicts",
                     len(run.runs), _times(run), f"{run.process:.2f}", f"{run.cpu:.2f}", f"{run.rss_mib:.0f} MiB",
                     f"{run.median / untar.median:.2f} x floor",
@@ -1083,8 +1068,8 @@ def print_scale(b: Bench, results: dict, targets: list) -> None:
             print(_row([run.entries, run.entries * 5, releases, run.distinct, f"{results_n:,}",
                         f"{counts['evaluations']:,} ({run.verdict_rows:,})", counts["relocation_hints"],
                         f"{_times(v)} ({v.process:.1f})", f"{v.cpu:.2f}", f"{v.median / results_n * 1e6:.0f}",
-                        f"{v.rss_mib:.0f} MiB", _mib(run.ledger_bytes), f"{st.median:.2f} ({st.process:.1f})",
-                        f"{st.rss_mib:.0f} MiB", f"{run.pages}; {_mib(run.site_bytes)}"]))
+                        f"{v.rss_mib:.0f} MiB", mib(run.ledger_bytes), f"{st.median:.2f} ({st.process:.1f})",
+                        f"{st.rss_mib:.0f} MiB", f"{run.pages}; {mib(run.site_bytes)}"]))
             if run.verify_warm is not None:
                 w = run.verify_warm
                 print(_row([run.entries, run.entries * 5, f"{releases}, verdicts warm", run.distinct, f"{results_n:,}",

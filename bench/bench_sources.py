@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import pickle
-import platform
 import resource
 import shutil
 import statistics
@@ -48,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
+from _common import machine, mib  # noqa: E402
 from verifier import code, kb as kb_module  # noqa: E402
 from verifier.cache import cache_dir  # noqa: E402
 from verifier.entries import load_entry  # noqa: E402
@@ -497,20 +497,6 @@ class Row:
     note: str = ""
 
 
-def machine() -> str:
-    memory = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                  if line.startswith("MemTotal:"))
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.machine())
-    git = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
-    return (f"{os.cpu_count()} cores ({model}), {memory / 1024 ** 2:.1f} GiB memory, "
-            f"Python {platform.python_version()}, {git}, {platform.system()} {platform.release()}")
-
-
-def _mib(n: int) -> str:
-    return f"{n / 1024 ** 2:,.1f} MiB"
-
-
 def main(argv: list[str] | None = None) -> int:
     global VERBOSE
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -581,22 +567,22 @@ def _benchmark(args, work: Path, shared_archives: Path) -> int:
     new_path = plan.new_path[0] if plan.new_path else "?"
     rows = [
         Row("floor: distinct contents in memory, parse + evaluate each once", floor, None,
-            note=f"{floor['distinct_files']} distinct (path, content), {_mib(floor['distinct_bytes'])}"),
+            note=f"{floor['distinct_files']} distinct (path, content), {mib(floor['distinct_bytes'])}"),
         Row("(a) archive re-read, verdicts cold", results["archive:vcold"], "store:warm-vcold",
-            disk=f"0 (keeps the archives: {_mib(archive_bytes)})"),
+            disk=f"0 (keeps the archives: {mib(archive_bytes)})"),
         Row("(a) archive re-read, verdicts warm", results["archive:vwarm"], "store:warm-vwarm", disk="0 (same)"),
         Row("(b) member store, cold (fills it), verdicts cold", results["store:cold"], None,
-            disk=f"{_mib(results['store:cold']['disk'])} members (+ the archives)"),
+            disk=f"{mib(results['store:cold']['disk'])} members (+ the archives)"),
         Row("(b) member store, warm, verdicts cold", results["store:warm-vcold"], "store:warm-vcold", disk="same"),
         Row("(b) member store, warm, verdicts warm", results["store:warm-vwarm"], "store:warm-vwarm", disk="same"),
         Row("(b) warm store + 1 check on a new path, verdicts warm", results["store:newpath-vwarm"],
             "store:warm-vwarm", note=f"{new_path}: back to every archive"),
         Row("(c) git mirror: import all .py (cold)", results["git:import"], "store:cold",
-            disk=f"{_mib(results['git:import']['disk'])} mirror",
+            disk=f"{mib(results['git:import']['disk'])} mirror",
             note=f"{figures['changed_files']:,} blobs sent for {figures['files']:,} files, "
-                 f"{_mib(figures['bytes_sent'])}; of which reading archives {figures['read_s']:.0f} s"),
+                 f"{mib(figures['bytes_sent'])}; of which reading archives {figures['read_s']:.0f} s"),
         Row("(c) git mirror: repack -a -d -f (optional, once)", results["git:repack"], None,
-            disk=f"{_mib(results['git:repack']['disk'])} mirror", note="the warm runs below read the repacked mirror"),
+            disk=f"{mib(results['git:repack']['disk'])} mirror", note="the warm runs below read the repacked mirror"),
         Row("(c) git mirror, warm, verdicts cold", results["git:warm-vcold"], "store:warm-vcold", disk="same"),
         Row("(c) git mirror, warm, verdicts warm", results["git:warm-vwarm"], "store:warm-vwarm", disk="same"),
         Row("(c) warm mirror + 1 check on a new path, verdicts warm", results["git:newpath-vwarm"],
