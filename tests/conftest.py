@@ -87,6 +87,16 @@ def engine_tree(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def isolated_git(monkeypatch, tmp_path):
+    """Git without the machine's configuration, and a cache of the test's own."""
+    from .gitrepo import ISOLATED_GIT_ENV
+
+    for name, value in ISOLATED_GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
 def kb(kb_root, monkeypatch):
     """The fixture KB with VALID_ENTRY, as the current directory."""
     (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)

@@ -7,16 +7,13 @@ import pytest
 from verifier.cli import main
 
 from .conftest import METRICS_PY, SCHED_PY
-from .gitrepo import ISOLATED_GIT_ENV, GitRepo
+from .gitrepo import GitRepo
 
 BROKEN = SCHED_PY.replace("request.num_computed_tokens = 0", "request.num_computed_tokens -= 1")
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
-    for key, value in ISOLATED_GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+def repo(tmp_path, isolated_git):
     repo = GitRepo(tmp_path / "engine")
     repo.write("pkg/sched.py", SCHED_PY)
     repo.write("pkg/metrics.py", METRICS_PY)

@@ -18,7 +18,7 @@ from verifier.sources import SourceUnavailable
 from verifier.sources import git as git_source
 from verifier.sources.git import GitSource
 
-from .gitrepo import ISOLATED_GIT_ENV, GitRepo
+from .gitrepo import GitRepo
 
 ENGINE = Engine(key="vllm", name="vLLM", package="vllm", repository="https://github.com/vllm-project/vllm",
                 tag_pattern="v{version}")
@@ -29,11 +29,7 @@ ENGINE_V3 = "MAX = 3\n"
 CONFIG = "class Config:\n    pass\n"
 
 
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    for name, value in ISOLATED_GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @dataclass

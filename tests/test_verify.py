@@ -261,13 +261,11 @@ def test_a_later_member_of_the_same_name_is_the_one_checked(kb, index, capsys):
     assert zero["verdict"] == "changed"
 
 
-def test_a_release_whose_files_are_all_unchanged_is_not_evaluated_again(kb, tmp_path, monkeypatch, capsys):
+def test_a_release_whose_files_are_all_unchanged_is_not_evaluated_again(kb, tmp_path, monkeypatch, capsys,
+                                                                        isolated_git):
     """Verdicts are carried over from the release before when every file a check reads is the same blob."""
-    from .gitrepo import ISOLATED_GIT_ENV, GitRepo
+    from .gitrepo import GitRepo
 
-    for key, value in ISOLATED_GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
     repo = GitRepo(tmp_path / "engine")
     repo.write("pkg/sched.py", OLD_SCHED)
     repo.write("pkg/metrics.py", METRICS_PY)
