@@ -61,7 +61,12 @@ def safe_member_name(name: str) -> str | None:
     climbs out with '..', or holds backslashes, NULs or a drive letter."""
     if ("\\" not in name and "\x00" not in name and name[1:2] != ":" and "//" not in (framed := f"/{name}/")
             and "/./" not in framed and "/../" not in framed):
-        return name  # already plain (most names): what the rules below would make of it
+        return name  # already plain (most names): what _plain_path would make of it
+    return _plain_path(name)
+
+
+def _plain_path(name: str) -> str | None:
+    """The rules of safe_member_name, applied in full."""
     if not name or name.startswith("/") or "\\" in name or "\x00" in name or re.match(r"[A-Za-z]:", name):
         return None
     parts = [part for part in name.split("/") if part not in ("", ".")]
