@@ -899,20 +899,18 @@ def part_profile(b: Bench, plan: Plan | None, caches: dict | None, results: dict
         result = b.child("cli", {"argv": ["verify", "--engine", ENGINE, "--ledger", str(b.fresh("ledger-prof-"))],
                                  "cwd": str(plan.kb), "profile": True}, warm)
         profiles.append(("part 1, product, store warm, verdicts cold", result))
+
+    def again(part: str, key: str, label: str) -> None:
+        """The run a part kept under `key` (its spec, its preparation, its cache), once more, profiled."""
+        spec, prepare, cache = results[part].pop(key)
+        prepare(0)
+        profiles.append((label, b.child("cli", {**spec(0), "profile": True}, cache)))
+
     if "new" in which and "new" in results:
-        spec, prepare, cache = results["new"].pop("again")
-        prepare(0)
-        result = b.child("cli", {**spec(0), "profile": True}, cache)
-        profiles.append(("part 2, `verify --new`", result))
-        spec, prepare, cache = results["new"].pop("again_bookkeeping")
-        prepare(0)
-        result = b.child("cli", {**spec(0), "profile": True}, cache)
-        profiles.append(("part 2, `verify --new`, newest already in store and verdict cache", result))
+        again("new", "again", "part 2, `verify --new`")
+        again("new", "again_bookkeeping", "part 2, `verify --new`, newest already in store and verdict cache")
     if "cold" in which and "cold" in results:
-        spec, prepare, cache = results["cold"].pop("again")
-        prepare(0)
-        result = b.child("cli", {**spec(0), "profile": True}, cache)
-        profiles.append(("part 3, first verification of the newest release", result))
+        again("cold", "again", "part 3, first verification of the newest release")
     if "scale" in which and "scale" in results:
         entries, releases, freeze = results["scale"]["profiled"]  # the run where most releases change nothing
         repo = b.work / "synth" / f"repo-{releases}-{freeze or 'all'}.git"
