@@ -417,13 +417,8 @@ class PyPISnapshot:
         if None in members or self._failure is not None:
             return None
         missing = self._unread(set(members))
-        if missing:
-            in_store = self._reader.locate(missing)
-            if in_store is None:
-                return None
-            self._names, digests, refused = in_store
-            self._digests.update(digests)
-            self._refused.update(refused)
+        if missing and not self._located(missing):
+            return None
         if self._names is None or any(m in self._refused for m in members):
             return None
         found = []
@@ -453,11 +448,12 @@ class PyPISnapshot:
             if member is not None:
                 wanted[member] = path
         missing = self._unread(set(wanted))
-        if missing and self._failure is None and self._reader.locate(missing) is None:
-            yield from self._stream(missing, wanted)
-            return
         if missing:
-            self._fetch(missing)
+            if self._failure is not None:
+                raise self._failure
+            if not self._located(missing):
+                yield from self._stream(missing, wanted)
+                return
         yield from wanted.values()
 
     def _stream(self, missing: set[str], wanted: dict[str, str]) -> Iterator[str]:
@@ -492,17 +488,23 @@ class PyPISnapshot:
         return {m for m in members if m not in self._contents and m not in self._refused and m not in self._digests
                 and (self._names is None or m in self._names)}
 
+    def _located(self, members: set[str]) -> bool:
+        """Whether the member store names every one of `members`; their contents are then read when asked for."""
+        in_store = self._reader.locate(members)
+        if in_store is None:
+            return False
+        self._names, digests, refused = in_store
+        self._digests.update(digests)
+        self._refused.update(refused)
+        return True
+
     def _fetch(self, members: set[str], located: bool = True, on_member=None) -> None:
         """Learn where `members` are: in the member store (read when asked for), else from one archive pass."""
         if self._failure is not None:
             raise self._failure
+        if located and self._located(members):
+            return
         try:
-            in_store = self._reader.locate(members) if located else None
-            if in_store is not None:
-                self._names, digests, refused = in_store
-                self._digests.update(digests)
-                self._refused.update(refused)
-                return
             found = (self._reader.read_members(members, on_member) if on_member
                      else self._reader.read_members(members))
         except ArchiveError as exc:
