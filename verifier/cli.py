@@ -17,12 +17,12 @@ from . import __version__, kb as kb_module, lint, report
 from .entries import load_entry
 from .history import new_status_changes
 from .ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from .model import CHANGED, ERROR, CheckResult, Release, Verdict
+from .model import CHANGED, ERROR, Release
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .sources.directory import DirectorySource
 from .verdicts import VerdictCache
-from .verify import EngineRun, choose_releases, selected_checks, verify_engine, verify_release
+from .verify import EngineRun, choose_releases, selected_checks, unavailable, verify_engine, verify_release
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
@@ -287,9 +287,7 @@ def run_check(args) -> int:
                 raise UsageError(f"{engine}: {exc}") from None
             except SourceUnavailable as exc:
                 notes.append(f"error: {engine}: cannot list releases: {exc}")
-                results.extend(CheckResult(e.id, c, Release(engine, "?"),
-                                           Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
-                               for e, c in engine_pairs)
+                results.extend(unavailable(engine_pairs, Release(engine, "?"), exc))
                 continue
             progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} files",
                             force=True)

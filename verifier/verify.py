@@ -24,6 +24,12 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
                 yield entry, check
 
 
+def unavailable(pairs: list, release: Release, exc: SourceUnavailable) -> list[CheckResult]:
+    """Every check of `pairs` as `error unavailable` at `release`: the source could not be read."""
+    return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
+            for e, c in pairs]
+
+
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
                    progress: Callable[[int], None] | None = None, verdicts=None,
                    relocate: Callable[[CheckResult], bool] | None = None,
@@ -48,8 +54,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     try:
         snapshot = source.open(release)
     except SourceUnavailable as exc:
-        return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
-                for e, c in pairs]
+        return unavailable(pairs, release, exc)
     paths = memo.get("paths") if memo is not None else None
     if paths is None:
         paths = sorted({check.path for _, check in pairs})
@@ -87,8 +92,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             elif prefetch is not None:
                 prefetch(paths)
         except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
-            return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)),
-                                e.file) for e, c in pairs]
+            return unavailable(pairs, release, exc)
         for i in range(len(pairs)):
             if found[i] is None:
                 check_at(i)
