@@ -61,6 +61,7 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
     "sha256:<hex>", or an identity of its own such as a git blob id) is not read
     at all when the verdict is known.
     """
+    files = cache or _DEFAULT_CACHE
     identity = None
     digest = getattr(snapshot, "digest", None)
     if verdicts is not None and digest is not None:
@@ -73,7 +74,7 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
             known = verdicts.get(check, known_sha) if known_sha else None
             if known is not None:
                 return known
-            parsed = (cache or _DEFAULT_CACHE).peek(check.path, known_sha) if known_sha else None
+            parsed = files.peek(check.path, known_sha) if known_sha else None
             if parsed is not None:  # another check on this file read it already
                 verdict = evaluate_source(check, parsed)
                 verdicts.put(check, verdict)
@@ -91,7 +92,7 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
         known = verdicts.get(check, sha256)
         if known is not None:
             return known
-    verdict = evaluate_source(check, (cache or _DEFAULT_CACHE).get(check.path, data, sha256))
+    verdict = evaluate_source(check, files.get(check.path, data, sha256))
     if verdicts is not None:
         verdicts.put(check, verdict)
     return verdict
