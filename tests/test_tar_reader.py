@@ -14,6 +14,8 @@ import gzip
 import io
 import random
 import struct
+import subprocess
+import sys
 import tarfile
 import zlib
 from contextlib import contextmanager
@@ -35,7 +37,33 @@ from verifier.sources._archive import (
 )
 
 TOP = "pkg-1.0"
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+try:
+    from isal import isal_zlib
+except ImportError:  # the platform has no isal wheel: the reader inflates with zlib
+    isal_zlib = None
+
+
+@pytest.fixture(autouse=True, params=["isal", "zlib"])
+def inflater(request, monkeypatch):
+    """Every test with each gzip inflater the reader can have: ISA-L where installed, zlib without it."""
+    if request.param == "isal":
+        if isal_zlib is None:
+            pytest.skip("isal is not installed")
+        monkeypatch.setattr(_archive, "_gzip_inflate", isal_zlib)
+    else:
+        monkeypatch.setattr(_archive, "_gzip_inflate", zlib)
+    return request.param
+
+
+def test_the_reader_inflates_with_isal_where_it_is_installed():
+    # The module's own choice, not the fixture's: in a fresh interpreter.
+    chosen = subprocess.run([sys.executable, "-c", "from verifier.sources import _archive; "
+                             "print(_archive._gzip_inflate.__name__)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert chosen == (isal_zlib or zlib).__name__
 
 
 # -- the oracle: read_tar_members as it was, on tarfile -------------------------------------------------

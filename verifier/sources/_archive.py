@@ -33,6 +33,11 @@ from typing import BinaryIO
 
 from . import MAX_FILE_BYTES
 
+try:  # Intel's ISA-L: the same gzip checks (CRC-32, length), about 2.5x faster than zlib at inflating an sdist
+    from isal import isal_zlib as _gzip_inflate
+except ImportError:  # a platform without its wheel: zlib, as fast as before
+    _gzip_inflate = zlib
+
 #: The most a tar may decompress to in one pass (the vLLM sdist is a few hundred MiB).
 MAX_TAR_BYTES = 2 * 1024 ** 3
 #: The most members an archive may list.
@@ -151,7 +156,7 @@ def read_tar_members(raw: BinaryIO, wanted: Collection[str], *, max_total: int =
                 if on_member is not None:
                     on_member(path, data)
         stream.read_zeros_to_end()  # to the end of the gzip stream, so that its CRC-32 vouches for what was read
-    except (ValueError, OSError, EOFError, zlib.error) as exc:  # a safety net: the reader raises ArchiveError itself
+    except (ValueError, OSError, EOFError, zlib.error, _gzip_inflate.error) as exc:  # a safety net: the reader raises ArchiveError itself
         raise ArchiveError(f"corrupt archive: {exc}") from None
     finally:
         pieces.close()
@@ -166,7 +171,7 @@ _AHEAD = 8
 class _ahead:
     """The items of `iterator`, produced by a thread of their own up to _AHEAD items ahead.
 
-    zlib releases the GIL while it inflates, so decompression runs on another core
+    zlib and ISA-L release the GIL while they inflate, so decompression runs on another core
     while this thread parses tar headers. An exception in the producer is raised
     here, where its item would have been; `close()` stops the producer.
     """
@@ -245,10 +250,10 @@ def _gunzip(raw: BinaryIO, max_total: int) -> Iterator[bytes]:
                 if at_end:
                     return
                 continue
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            inflater = _gzip_inflate.decompressobj(16 + zlib.MAX_WBITS)
         try:
             piece = inflater.decompress(data, _PIECE)
-        except zlib.error as exc:
+        except _gzip_inflate.error as exc:
             raise _corrupt(f"gzip: {exc}") from None
         if inflater.eof:
             data = inflater.unused_data
