@@ -115,11 +115,11 @@ class _Counters:
     """Counts what a `gotchas` run does, by wrapping module functions (the wrappers cost microseconds)."""
 
     def __init__(self) -> None:
-        from verifier import evaluate, locate, verify
+        from verifier import evaluate, helper, locate, verify
         from verifier.sources import _store, pypi
 
         self.counts = {"releases": 0, "evaluations": 0, "relocation_passes": 0, "relocation_hints": 0,
-                       "archive_passes": 0, "store_misses": 0}
+                       "archive_passes": 0, "store_misses": 0, "helper_evaluations": 0}
 
         def counting(module, name, key, check=None):
             shipped = getattr(module, name)
@@ -132,7 +132,16 @@ class _Counters:
             setattr(module, name, wrapper)
 
         counting(verify, "verify_release", "releases")
-        counting(evaluate, "evaluate_source", "evaluations")
+        counting(evaluate, "evaluate_source", "evaluations")  # by `evaluate` and relocation hints
+        counting(verify, "evaluate_source", "evaluations")  # by a release's files evaluated in this process
+        shipped_close = helper.Helper.close
+
+        def close(helper_self):  # and those the helper process evaluated
+            self.counts["evaluations"] += helper_self.checks_evaluated
+            self.counts["helper_evaluations"] += helper_self.checks_evaluated
+            helper_self.checks_evaluated = 0
+            shipped_close(helper_self)
+        helper.Helper.close = close
         counting(locate, "read_python_files", "relocation_passes")
         counting(locate, "relocation_hint", "relocation_hints")
         counting(pypi, "read_tar_members", "archive_passes")
@@ -925,6 +934,11 @@ def part_profile(b: Bench, plan: Plan | None, caches: dict | None, results: dict
 
 # -- output -----------------------------------------------------------------------------------------------
 
+def _evals(counts: dict) -> str:
+    helped = counts.get("helper_evaluations", 0)
+    return f"{counts['evaluations']} evaluations" + (f" ({helped} in the helper process)" if helped else "")
+
+
 def _row(cells: list) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -974,11 +988,11 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
                                     f"{floor.last['evaluations']} evaluations"]))
         print(_row(["1 matrix", "product `gotchas verify`, store warm, verdicts cold", len(cold.runs), _times(cold),
                     f"{cold.process:.2f}", f"{cold.cpu:.2f}", f"{cold.rss_mib:.0f} MiB", f"{cold.median / fl:.2f} x floor",
-                    f"{m['results']} results; {c_counts['evaluations']} evaluations, {c_counts['relocation_passes']} "
+                    f"{m['results']} results; {_evals(c_counts)}, {c_counts['relocation_passes']} "
                     f"relocation passes ({c_counts['relocation_hints']} hints), {c_counts['archive_passes']} archive passes"]))
         print(_row(["1 matrix", "product `gotchas verify`, store warm, verdicts warm", len(warm.runs), _times(warm),
                     f"{warm.process:.2f}", f"{warm.cpu:.2f}", f"{warm.rss_mib:.0f} MiB", f"{warm.median / fl:.2f} x floor",
-                    f"{w_counts['evaluations']} evaluations, {w_counts['relocation_passes']} relocation passes"]))
+                    f"{_evals(w_counts)}, {w_counts['relocation_passes']} relocation passes"]))
         sample_note = (f"measured on {m['naive_sample']} of {m['naive_sdists']} sdists (one in {args.naive_every}), "
                        if m["naive_sample"] != m["naive_sdists"] else f"measured on the {m['naive_sdists']} sdists, ")
         print(_row(["1 matrix", "(a) naive: extractall each sdist + evaluate() over a DirectorySource",
@@ -1008,12 +1022,12 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
         print(_row(["2 new", f"`verify --new`: {n['version']} new (store and verdicts warm for older releases only)",
                     len(run.runs), _times(run), f"{run.process:.2f}", f"{run.cpu:.2f}", f"{run.rss_mib:.0f} MiB", "-",
                     f"{counts['releases']} release verified, {counts['archive_passes']} archive pass, "
-                    f"{counts['evaluations']} evaluations ({n['new_contents']} contents new in {n['version']}), "
+                    f"{_evals(counts)} ({n['new_contents']} contents new in {n['version']}), "
                     f"{counts['relocation_passes']} relocation passes; + {dl}"]))
         b_counts = book.last["counts"]
         print(_row(["2 new", "`verify --new`, newest already in store and verdict cache (bookkeeping only)",
                     len(book.runs), _times(book), f"{book.process:.2f}", f"{book.cpu:.2f}", f"{book.rss_mib:.0f} MiB", "-",
-                    f"{b_counts['releases']} release verified, {b_counts['evaluations']} evaluations"]))
+                    f"{b_counts['releases']} release verified, {_evals(b_counts)}"]))
         if download and "seconds" in download:
             targets.append(("2: `verify --new` <= download + 0.5 s",
                             f"download {download['seconds']:.2f} s + {run.median:.2f} s in process "
@@ -1035,7 +1049,7 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
                     len(run.runs), _times(run), f"{run.process:.2f}", f"{run.cpu:.2f}", f"{run.rss_mib:.0f} MiB",
                     f"{run.median / untar.median:.2f} x floor",
                     f"{counts['archive_passes']} archive pass (sha256 of the archive checked once), "
-                    f"{counts['evaluations']} evaluations, {counts['relocation_passes']} relocation passes; "
+                    f"{_evals(counts)}, {counts['relocation_passes']} relocation passes; "
                     f"{run.median / untar.last['gzip_only_s']:.2f} x gzip alone"]))
         targets.append(("3: first verification <= 1.3x one decompression", f"{run.median / untar.median:.2f}x",
                         run.median / untar.median <= 1.3))

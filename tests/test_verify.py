@@ -211,17 +211,16 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
     """The archive pass hands each wanted file out as it reads it: here the pass cannot go on until a check ran."""
     import threading
 
-    from verifier import evaluate as evaluate_module
     from verifier.sources import pypi
 
     index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0"))
     evaluated = threading.Event()
-    real_evaluate = evaluate_module.evaluate
+    real_lookup = verify_module.lookup
 
     def noting(check, snapshot, *args, **kwargs):
-        verdict = real_evaluate(check, snapshot, *args, **kwargs)
+        found = real_lookup(check, snapshot, *args, **kwargs)
         evaluated.set()
-        return verdict
+        return found
 
     real_read = pypi.read_tar_members
 
@@ -233,7 +232,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
         return found
 
     monkeypatch.setattr(pypi, "read_tar_members", slow_pass)
-    monkeypatch.setattr(verify_module, "evaluate", noting)
+    monkeypatch.setattr(verify_module, "lookup", noting)
     code, out, _ = run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
     assert code == 0, out
     assert ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["verdict"] == "holds"
@@ -278,8 +277,8 @@ def test_a_release_whose_files_are_all_unchanged_is_not_evaluated_again(kb, tmp_
     repo.commit("three")
     repo.tag("v0.3.0")
     calls = []
-    real = verify_module.evaluate
-    monkeypatch.setattr(verify_module, "evaluate", lambda check, snapshot, *a, **k: calls.append(
+    real = verify_module.lookup
+    monkeypatch.setattr(verify_module, "lookup", lambda check, snapshot, *a, **k: calls.append(
         snapshot.release.version) or real(check, snapshot, *a, **k))
     run_cli(capsys, "verify", "--engine", "vllm", "--source", f"git:{repo.path}")
     assert "0.1.0" in calls and "0.3.0" in calls and "0.2.0" not in calls

@@ -11,6 +11,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
+from typing import NamedTuple
 
 from . import code
 from .code import _bounded, _python
@@ -53,6 +54,14 @@ class FileCache:
 _DEFAULT_CACHE = FileCache()
 
 
+class Unknown(NamedTuple):
+    """A check whose verdict on this content is not known: it has to be evaluated (`evaluate_source`)."""
+
+    path: str
+    data: bytes
+    sha256: str
+
+
 def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, verdicts=None) -> Verdict:
     """The verdict of one check against one snapshot.
 
@@ -62,6 +71,17 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
     at all when the verdict is known.
     """
     files = cache or _DEFAULT_CACHE
+    found = lookup(check, snapshot, files, verdicts)
+    if isinstance(found, Unknown):
+        found = evaluate_source(check, files.get(found.path, found.data, found.sha256))
+        if verdicts is not None:
+            verdicts.put(check, found)
+    return found
+
+
+def lookup(check: Check, snapshot: Snapshot, files: FileCache, verdicts=None) -> Verdict | Unknown:
+    """`evaluate` up to the matching: the verdict when it is known or cheap (the file is parsed already),
+    else the content to evaluate the check on. A verdict found by matching here is in `verdicts` already."""
     identity = None
     digest = getattr(snapshot, "digest", None)
     if verdicts is not None and digest is not None:
@@ -92,10 +112,7 @@ def evaluate(check: Check, snapshot: Snapshot, cache: FileCache | None = None, v
         known = verdicts.get(check, sha256)
         if known is not None:
             return known
-    verdict = evaluate_source(check, files.get(check.path, data, sha256))
-    if verdicts is not None:
-        verdicts.put(check, verdict)
-    return verdict
+    return Unknown(check.path, data, sha256)
 
 
 def evaluate_source(check: Check, source: code.SourceFile) -> Verdict:

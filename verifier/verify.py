@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from . import __version__, locate
-from .evaluate import FileCache, evaluate
+from .evaluate import FileCache, Unknown, evaluate_source, lookup
+from .helper import Helper
 from .ledger import Ledger, version_key
 from .model import CHANGED, ERROR, HOLDS, CheckResult, Entry, Release, Verdict
 from .progress import Progress
@@ -30,11 +31,88 @@ def unavailable(pairs: list, release: Release, exc: SourceUnavailable) -> list[C
             for e, c in pairs]
 
 
+class _Files:
+    """The checks of one release, evaluated file by file: here, or by the helper process when it is free.
+
+    `found[i]` is set when the verdict of `pairs[i]` is known. A file handed out
+    again (a later archive member of the same name replaced it) is evaluated
+    again, and an answer about its earlier content that arrives later is dropped.
+    """
+
+    def __init__(self, pairs: list, release: Release, snapshot, cache: FileCache, verdicts,
+                 helper: Helper | None, progress: Callable[[int], None] | None) -> None:
+        self.pairs, self.release, self.snapshot = pairs, release, snapshot
+        self.cache, self.verdicts, self.helper, self.progress = cache, verdicts, helper, progress
+        self.found: list[CheckResult | None] = [None] * len(pairs)
+        self._round = [0] * len(pairs)  # how many times pairs[i] was asked for; an answer names its round
+
+    def check(self, indices: list[int]) -> None:
+        """Evaluate the checks `indices`, all on one file."""
+        unknown: list[int] = []
+        content: Unknown | None = None
+        for i in indices:
+            self._round[i] += 1
+            got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
+            if isinstance(got, Unknown):
+                unknown.append(i)
+                content = got
+            else:
+                self._set(i, got)
+        if content is not None:
+            token = [(i, self._round[i]) for i in unknown]
+            helper = self.helper
+            if helper is not None:
+                helper.want()
+            if helper is None or not helper.submit(token, content.path, content.data, content.sha256,
+                                                   [self.pairs[i][1] for i in unknown]):
+                self._here(unknown, content)
+        self.collect()
+
+    def collect(self, wait: bool = False) -> None:
+        """Take what the helper has finished (with `wait`, everything it was given)."""
+        if self.helper is None:
+            return
+        for token, verdicts in (self.helper.wait() if wait else self.helper.results()):
+            current = [(i, r) for i, r in token if self._round[i] == r]
+            if verdicts is None:  # the helper could not: here, then (the snapshot still has the content)
+                for i, _ in current:
+                    got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
+                    if isinstance(got, Unknown):
+                        self._here([i], got)
+                    else:
+                        self._set(i, got)
+                continue
+            answers = dict(zip((i for i, _ in token), verdicts))
+            for i, _ in token:
+                if self.verdicts is not None:
+                    self.verdicts.put(self.pairs[i][1], answers[i])
+            for i, _ in current:
+                self._set(i, answers[i])
+
+    def asked(self, i: int) -> bool:
+        return self._round[i] > 0
+
+    def _here(self, indices: list[int], content: Unknown) -> None:
+        source = self.cache.get(content.path, content.data, content.sha256)
+        for i in indices:
+            verdict = evaluate_source(self.pairs[i][1], source)
+            if self.verdicts is not None:
+                self.verdicts.put(self.pairs[i][1], verdict)
+            self._set(i, verdict)
+
+    def _set(self, i: int, verdict: Verdict) -> None:
+        entry, check = self.pairs[i]
+        again = self.found[i] is not None
+        self.found[i] = CheckResult(entry.id, check, self.release, verdict, entry.file)
+        if self.progress and not again:
+            self.progress(1)
+
+
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
                    progress: Callable[[int], None] | None = None, verdicts=None,
                    relocate: Callable[[CheckResult], bool] | None = None,
                    evidence: dict | None = None, parsed: FileCache | None = None,
-                   memo: dict | None = None) -> list[CheckResult]:
+                   memo: dict | None = None, helper: Helper | None = None) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release.
 
     For each `changed` result that `relocate` picks, the verdict's hint also says
@@ -49,6 +127,9 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     `pairs`) holds the last release's verdicts and what its files were; a
     release whose files are all the same (by a snapshot's `identities`, named
     without reading them) gets the same verdicts without evaluating anything.
+
+    `helper` (a Helper, kept by the caller for the run) evaluates some of the files
+    in a second process while this one evaluates the others.
     """
     cache = cache or FileCache()
     try:
@@ -60,14 +141,11 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         paths = sorted({check.path for _, check in pairs})
         if memo is not None:
             memo["paths"] = paths
-    found: list[CheckResult | None] = [None] * len(pairs)
-
-    def check_at(i: int) -> None:
-        entry, check = pairs[i]
-        again = found[i] is not None
-        found[i] = CheckResult(entry.id, check, release, evaluate(check, snapshot, cache, verdicts), entry.file)
-        if progress and not again:
-            progress(1)
+    files = _Files(pairs, release, snapshot, cache, verdicts, helper, progress)
+    found = files.found
+    by_path: dict[str, list[int]] = {}
+    for i, (_, check) in enumerate(pairs):
+        by_path.setdefault(check.path, []).append(i)
 
     named = getattr(snapshot, "identities", None)
     identities = named(paths) if named is not None and memo is not None else None
@@ -83,19 +161,21 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             prefetch = getattr(snapshot, "prefetch", None) if not reused else None
             if stream is not None:
                 # Checks run on each file as soon as the archive pass has it, while the pass goes on.
-                by_path: dict[str, list[int]] = {}
-                for i, (_, check) in enumerate(pairs):
-                    by_path.setdefault(check.path, []).append(i)
+                needs_pass = getattr(snapshot, "needs_pass", None)
+                if helper is not None and needs_pass is not None and needs_pass(paths):
+                    helper.expect(len(paths))  # new contents, most likely: the helper starts while the pass reads
                 for path in stream(paths):
-                    for i in by_path.get(path, ()):
-                        check_at(i)
+                    files.check(by_path.get(path, []))
             elif prefetch is not None:
                 prefetch(paths)
         except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
+            files.collect(wait=True)  # the helper's answers, about contents read, stay good in `verdicts`
             return unavailable(pairs, release, exc)
-        for i in range(len(pairs)):
-            if found[i] is None:
-                check_at(i)
+        for path, indices in by_path.items():  # files the pass did not hand out, or all when there was no pass
+            rest = [i for i in indices if found[i] is None and not files.asked(i)]
+            if rest:
+                files.check(rest)
+        files.collect(wait=True)
         results: list[CheckResult] = found  # type: ignore[assignment]
         if memo is not None and not reused:
             if identities is None and named is not None:
@@ -241,35 +321,39 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
     newest = available[-1].version if available else None
-    # A git source keeps its processes from one release to the next until the loop ends.
-    with source.batch() if hasattr(source, "batch") else contextlib.nullcontext():
-        for index, release in enumerate(run.releases, 1):
-            if progress:
-                progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
+    helper = Helper()  # a second process for evaluating, started once there are files to evaluate
+    try:
+        # A git source keeps its processes from one release to the next until the loop ends.
+        with source.batch() if hasattr(source, "batch") else contextlib.nullcontext():
+            for index, release in enumerate(run.releases, 1):
+                if progress:
+                    progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
 
-            def worth_relocating(result: CheckResult, release=release) -> bool:
-                # Where a check stops holding, and at the newest release: the places a reader looks.
-                return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
+                def worth_relocating(result: CheckResult, release=release) -> bool:
+                    # Where a check stops holding, and at the newest release: the places a reader looks.
+                    return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
-            evidence = {} if release.version == newest else None
-            results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
-                                     evidence=evidence, parsed=parsed, memo=memo)
-            if evidence is not None:
-                run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
-            if not memo.get("reused"):  # a release carried over leaves every status as it was
-                for result in results:
-                    if result.verdict.status != ERROR:
-                        last_status[(result.entry, result.check.id)] = result.verdict.status
-            run.results.extend(results)
-            if verdicts is not None:
-                verdicts.flush()  # one transaction per release
-            if results and all(r.verdict.reason == "unavailable" for r in results):
-                # Nothing was learnt about the code; left out so that the next `--new` run tries again.
-                run.skipped.append(f"error: {engine} {release.version} could not be read "
-                                   f"({results[0].verdict.message}); not recorded in the ledger")
-                continue
-            if engine_ledger.record(release, results, source_label, now, __version__):
-                run.changed_releases.append(release.version)
+                evidence = {} if release.version == newest else None
+                results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
+                                         evidence=evidence, parsed=parsed, memo=memo, helper=helper)
+                if evidence is not None:
+                    run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
+                if not memo.get("reused"):  # a release carried over leaves every status as it was
+                    for result in results:
+                        if result.verdict.status != ERROR:
+                            last_status[(result.entry, result.check.id)] = result.verdict.status
+                run.results.extend(results)
+                if verdicts is not None:
+                    verdicts.flush()  # one transaction per release
+                if results and all(r.verdict.reason == "unavailable" for r in results):
+                    # Nothing was learnt about the code; left out so that the next `--new` run tries again.
+                    run.skipped.append(f"error: {engine} {release.version} could not be read "
+                                       f"({results[0].verdict.message}); not recorded in the ledger")
+                    continue
+                if engine_ledger.record(release, results, source_label, now, __version__):
+                    run.changed_releases.append(release.version)
+    finally:
+        helper.close()
     if progress:
         progress.done()
     if prune is not None:

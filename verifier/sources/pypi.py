@@ -431,6 +431,12 @@ class PyPISnapshot:
                 return None  # read from the archive in this run: its digest is not at hand
         return tuple(found)
 
+    def needs_pass(self, paths: Iterable[str]) -> bool:
+        """Whether reading `paths` takes a pass over the archive (the member store does not have them all)."""
+        wanted = {self._engine.archive_path(p) for p in paths if check_repository_path(p) is None} - {None}
+        missing = self._unread(wanted)
+        return bool(missing) and self._failure is None and not self._located(missing)
+
     def stream(self, paths: Iterable[str]) -> Iterator[str]:
         """`prefetch(paths)`, telling which paths can be read as they become readable.
 
