@@ -313,13 +313,15 @@ def run_verify(args) -> int:
     try:
         with ledger.lock(wait=args.wait):
             for engine in engines:
-                before[engine] = ledger.load(engine)
+                current = ledger.load(engine)
+                before[engine] = current.copy()
                 engine_pairs = [p for p in pairs if p[1].engine == engine]
                 try:
                     run = verify_engine(engine, sources[engine], engine_pairs, ledger, versions=args.release,
                                         since=args.since or kb.engines[engine].oldest or None, new=args.new, source_label=_label(args, engine),
                                         progress=progress, verdicts=verdicts,
-                                        prune={e.id for e in entries} if not args.entries else None)
+                                        prune={e.id for e in entries} if not args.entries else None,
+                                        loaded=current)
                 except LookupError as exc:
                     raise UsageError(f"{engine}: {exc}") from None
                 except SourceUnavailable as exc:

@@ -155,13 +155,8 @@ class Helper:
         if self._busy:  # given up on (an interrupted run): not worth finishing
             process.kill()
         self._outbox.put(None)  # the writer closes the helper's input after the last task: the helper ends
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout:
-            process.stdout.close()
+        # ... by itself, while the run goes on; a thread collects it (the run does not wait for its exit).
+        threading.Thread(target=_reap, args=(process,), name="helper exit", daemon=True).start()
 
     # -- underneath -------------------------------------------------------------------------------------
 
@@ -230,6 +225,16 @@ class Helper:
             self._dead = True
             if self._process is not None:
                 self._process.kill()
+
+
+def _reap(process: subprocess.Popen) -> None:
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout:
+        process.stdout.close()
 
 
 # -- the helper's side ------------------------------------------------------------------------------------

@@ -126,10 +126,15 @@ class EngineLedger:
         return line
 
     def drop_entries(self, keep: set[str]) -> None:
-        """Forget entries that no longer exist in the KB."""
-        for record in self.releases.values():
-            for entry in [e for e in record["entries"] if e not in keep]:
-                del record["entries"][entry]
+        """Forget entries that no longer exist in the KB (records are replaced, never changed in place)."""
+        for version, record in self.releases.items():
+            if any(e not in keep for e in record["entries"]):
+                entries = {e: value for e, value in record["entries"].items() if e in keep}
+                self.releases[version] = {**record, "entries": entries}
+
+    def copy(self) -> EngineLedger:
+        """The ledger as it is now, untouched by later `record` and `drop_entries` (they replace records)."""
+        return EngineLedger(self.engine, dict(self.releases))
 
     def to_text(self) -> str:
         return _dump({"engine": self.engine, "format": FORMAT_VERSION,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from . import __version__, locate
 from .evaluate import FileCache, Unknown, evaluate_source, lookup
 from .helper import Helper
-from .ledger import Ledger, version_key
+from .ledger import EngineLedger, Ledger, version_key
 from .model import CHANGED, ERROR, HOLDS, CheckResult, Entry, Release, Verdict
 from .progress import Progress
 from .sources import Source, SourceUnavailable
@@ -205,17 +205,20 @@ CONTEXT_LINES = 3
 
 def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
     found = {}
+    lines_of: dict[str, list[str] | None] = {}  # a file's lines, split once for all the verdicts on it
     for result in results:
         v = result.verdict
         if not v.lines or not v.path:
             continue
-        try:
-            data = snapshot.read(v.path)
-        except SourceUnavailable:
+        if v.path not in lines_of:
+            try:
+                data = snapshot.read(v.path)
+            except SourceUnavailable:
+                data = None
+            lines_of[v.path] = data.decode("utf-8", "replace").split("\n") if data is not None else None
+        lines = lines_of[v.path]
+        if lines is None:
             continue
-        if data is None:
-            continue
-        lines = data.decode("utf-8", "replace").split("\n")
         start = max(1, v.lines[0] - CONTEXT_LINES)
         end = min(len(lines), v.lines[1] + CONTEXT_LINES)
         found[f"{result.entry}/{result.check.id}"] = {
@@ -303,13 +306,15 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
 
 def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions=None, since=None,
                   new=False, source_label: str = "", progress: Progress | None = None,
-                  verdicts: VerdictCache | None = None, prune: set[str] | None = None) -> EngineRun:
+                  verdicts: VerdictCache | None = None, prune: set[str] | None = None,
+                  loaded: EngineLedger | None = None) -> EngineRun:
     """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
 
     `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
+    `loaded` is the engine's ledger when the caller has read it already; it is updated.
     """
     run = EngineRun(engine)
-    engine_ledger = ledger.load(engine)
+    engine_ledger = loaded if loaded is not None else ledger.load(engine)
     available = source.releases()
     # With --new, a release counts as seen only when it has a verdict of every check as written now,
     # so that a new or edited entry gets its history filled in by the next scheduled run.
