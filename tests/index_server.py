@@ -92,6 +92,10 @@ class Faults:
     drop_mid_body: int = 0  # this many answers send half the body, then close the connection
     errors_500: int = 0  # this many answers are HTTP 500
     delay: float = 0.0  # seconds to wait before each answer
+    #: Set: the server sends half the body, then waits (10 s at most) until the event is set before the rest;
+    #: `released` tells whether it was set in time.
+    hold_mid_body: threading.Event | None = None
+    released: bool | None = None
 
 
 @dataclass
@@ -214,10 +218,10 @@ class _Handler(BaseHTTPRequestHandler):
         if faults.drop_mid_body > 0:
             faults.drop_mid_body -= 1
             return self._drop_mid_body(status, body, headers)
-        self._answer(status, body, "application/octet-stream", headers)
+        self._answer(status, body, "application/octet-stream", headers, hold=faults)
 
     def _answer(self, status: int, body: bytes, content_type: str = "text/plain",
-                headers: dict[str, str] | None = None) -> None:
+                headers: dict[str, str] | None = None, hold: Faults | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -225,8 +229,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         sent = 0
+        held = hold is not None and hold.hold_mid_body is not None
         try:
             for at in range(0, len(body), 65536):
+                if held and at >= len(body) // 2:
+                    self.wfile.flush()
+                    hold.released = hold.hold_mid_body.wait(10)
+                    held = False
                 self.wfile.write(body[at:at + 65536])
                 sent += len(body[at:at + 65536])
         except (BrokenPipeError, ConnectionResetError):

@@ -306,6 +306,131 @@ def test_a_slow_server_times_out_instead_of_hanging(index):
     assert time.monotonic() - start < 1.5
 
 
+def big_sdist(version: str = "1.0") -> bytes:
+    """toy/core.py first, then 4 MiB that do not compress: the first file is read long before the end."""
+    filler = os.urandom(4 * 1024 * 1024)
+    return sdist(version, {"toy/core.py": CORE, "toy/data.bin": filler, "toy/last.py": b"LAST = 1\n"})
+
+
+def test_an_sdist_is_read_while_it_downloads(index, cache):
+    """The server holds back the second half of the file until the pass has handed out toy/core.py."""
+    import threading
+
+    hold = threading.Event()
+    faults = Faults(hold_mid_body=hold)
+    index.add("toy", "toy-1.0.tar.gz", big_sdist(), faults=faults)
+    snapshot = source(index).open(only_release(source(index)))
+    handed = []
+    for path in snapshot.stream(["toy/core.py", "toy/last.py"]):
+        handed.append(path)
+        hold.set()  # the download goes on only now
+    assert faults.released is True  # released in time: the pass had the first file before the download ended
+    assert handed == ["toy/core.py", "toy/last.py"]
+    assert snapshot.read("toy/core.py") == CORE and snapshot.read("toy/last.py") == b"LAST = 1\n"
+    assert len(cached_files(cache)) == 1  # the download is kept, digest checked
+    assert len(index.answers_for("toy-1.0.tar.gz")) == 1
+
+
+def test_a_download_that_starts_over_is_read_again_whole(index, cache, monkeypatch):
+    """Cut mid-body after the pass handed a file out: the retry's file is read again, from its start."""
+    index.add("toy", "toy-1.0.tar.gz", big_sdist(), faults=Faults(drop_mid_body=1))
+    handed = []
+    real = pypi.read_tar_members
+
+    def noting(raw, wanted, on_member=None, **kwargs):
+        def seen(member, data):
+            handed.append((type(raw).__name__, member))
+            on_member(member, data)
+        return real(raw, wanted, on_member=seen, **kwargs)
+
+    monkeypatch.setattr(pypi, "read_tar_members", noting)
+    snapshot = source(index).open(only_release(source(index)))
+    assert set(snapshot.stream(["toy/core.py", "toy/last.py"])) == {"toy/core.py", "toy/last.py"}
+    # toy/core.py came first from the growing file, then again from the finished one, with toy/last.py
+    assert handed[0] == ("_Growing", "toy/core.py")
+    assert ("_Growing", "toy/last.py") not in handed
+    assert [m for kind, m in handed if kind != "_Growing"] == ["toy/core.py", "toy/last.py"]
+    assert snapshot.read("toy/core.py") == CORE and snapshot.read("toy/last.py") == b"LAST = 1\n"
+    assert len(index.answers_for("toy-1.0.tar.gz")) == 2 and len(cached_files(cache)) == 1
+
+
+def test_files_read_from_a_download_with_a_wrong_digest_count_for_nothing(index, cache):
+    index.add("toy", "toy-1.0.tar.gz", big_sdist(), faults=Faults(lying_digest=True))
+    snapshot = source(index).open(only_release(source(index)))
+    handed = []
+    with pytest.raises(SourceUnavailable, match="digest mismatch"):
+        for path in snapshot.stream(["toy/core.py", "toy/last.py"]):
+            handed.append(path)
+    assert handed  # handed out as read, before the digest was known: the caller drops what it did with them
+    assert cached_files(cache) == []
+    assert not list((cache.parent / "members").glob("*.json.z")) if (cache.parent / "members").exists() else True
+
+
+def test_a_reader_that_gives_up_stops_the_download_and_leaves_no_partial_file(index, cache, monkeypatch):
+    """An unexpected failure in the pass: the download stops at its next piece and removes its partial file."""
+    import threading
+
+    hold = threading.Event()
+    faults = Faults(hold_mid_body=hold)
+    index.add("toy", "toy-1.0.tar.gz", big_sdist(), faults=faults)
+
+    def failing(raw, wanted, on_member=None, **kwargs):
+        raw.read(1024)
+        raise RuntimeError("the pass broke")
+
+    monkeypatch.setattr(pypi, "read_tar_members", failing)
+    snapshot = source(index).open(only_release(source(index)))
+    with pytest.raises(RuntimeError, match="the pass broke"):
+        snapshot.read("toy/core.py")
+    hold.set()
+    deadline = time.monotonic() + 10
+    while list(cache.glob(".partial-*")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert list(cache.glob(".partial-*")) == [] and cached_files(cache) == []
+
+
+def test_a_growing_file_waits_for_bytes_and_notices_a_new_attempt(tmp_path):
+    import threading
+
+    partial = tmp_path / "partial"
+    partial.write_bytes(b"")
+    growing = pypi._Growing()
+    got = []
+    reader = threading.Thread(target=lambda: got.append(growing.read(6)))
+    reader.start()
+    growing.follow(str(partial))
+    partial.write_bytes(b"abc")
+    growing.wrote(1, 3)
+    time.sleep(0.05)
+    assert got == []  # 3 bytes of the 6 asked for: still waiting
+    partial.write_bytes(b"abcdefgh")
+    growing.wrote(1, 8)
+    reader.join(5)
+    assert got == [b"abcdef"]
+    growing.wrote(2, 1)  # a retry emptied the file and wrote again
+    with pytest.raises(OSError, match="started over"):
+        growing.read(1)
+    growing.close()
+    with pytest.raises(pypi._Cancelled):
+        growing.wrote(2, 2)
+
+
+def test_a_growing_file_ends_with_its_download(tmp_path):
+    partial = tmp_path / "partial"
+    partial.write_bytes(b"abcdefgh")
+    growing = pypi._Growing()
+    growing.follow(str(partial))
+    growing.wrote(1, 8)
+    assert growing.read(5) == b"abcde"
+    growing.finish()
+    assert growing.read(100) == b"fgh"  # what is left, once the download has ended
+    assert growing.read(100) == b""
+    never = pypi._Growing()
+    never.finish()  # the download failed before it created its file
+    with pytest.raises(OSError):
+        never.read(10)
+
+
 def test_a_second_open_is_served_from_the_cache(index, cache):
     index.add("toy", "toy-1.0.tar.gz", sdist())
     assert source(index).open(only_release(source(index))).read("toy/core.py") == CORE

@@ -111,13 +111,19 @@ class HttpClient:
         return self._retrying(attempt, what)
 
     def download(self, url: str, dest: str | os.PathLike, *, what: str, size: int | None, limit: int,
-                 progress: Progress | None = None) -> str:
+                 progress: Progress | None = None, on_write: Callable[[int, int], None] | None = None) -> str:
         """Stream `url` into the file `dest` (created or emptied), fsync it, and answer its sha256 (hex).
 
         A body that ends short is fetched again from the start; one that does
-        not have the `size` the index announced is refused.
+        not have the `size` the index announced is refused. `on_write(attempt,
+        written)` is told, after each piece, how many bytes of `dest` this
+        attempt (1, 2, ...) has written: a reader may follow the file as it grows.
         """
+        attempts = 0
+
         def attempt() -> str:
+            nonlocal attempts
+            attempts += 1
             digest = hashlib.sha256()
             done = 0
             with self._open(url, {}, what) as response, open(dest, "wb") as out:
@@ -134,6 +140,9 @@ class HttpClient:
                         raise SourceUnavailable(f"{what}: more than the {total or limit} bytes expected")
                     digest.update(chunk)
                     out.write(chunk)
+                    if on_write:
+                        out.flush()
+                        on_write(attempts, done)
                     if progress:
                         progress(done, total, what)
                 if declared is not None and done < declared:

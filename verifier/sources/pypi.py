@@ -551,10 +551,55 @@ class _ArchiveReader:
 
 class _TarSdist(_ArchiveReader):
     def read_members(self, wanted: set[str], on_member=None) -> Members:
-        with open(_local_copy(self.archive, self.http, self.progress), "rb") as raw:
+        path = _cache_path(self.archive)
+        if path.is_file() and _intact(path, self.archive):
+            return self._read(path, wanted, on_member)
+        return self._read_while_downloading(wanted, on_member)
+
+    @staticmethod
+    def _read(path: Path, wanted: set[str], on_member) -> Members:
+        with open(path, "rb") as raw:
             if on_member is None:
                 return read_tar_members(raw, wanted)
             return read_tar_members(raw, wanted, on_member=on_member)
+
+    def _read_while_downloading(self, wanted: set[str], on_member) -> Members:
+        """One pass over the sdist as it downloads, so that decompressing it hides behind the download.
+
+        What the pass found counts only once the download is whole and has the
+        index's sha256; until then `on_member` may have been told of files from an
+        archive that turns out wrong (the caller discards them when this raises).
+        If the download starts over (a retry) or the pass fails before the digest
+        is known, the pass is made again over the downloaded file, which then has
+        its digest checked.
+        """
+        growing = _Growing()
+        outcome: dict = {}
+
+        def fetch() -> None:
+            try:
+                outcome["path"] = _local_copy(self.archive, self.http, self.progress, growing)
+            except BaseException as exc:  # noqa: BLE001 - raised in the reader, below
+                outcome["error"] = exc
+            finally:
+                growing.finish()
+
+        thread = threading.Thread(target=fetch, name=f"download {self.archive.filename}", daemon=True)
+        thread.start()
+        try:
+            try:
+                found = (read_tar_members(growing, wanted, on_member=on_member) if on_member is not None
+                         else read_tar_members(growing, wanted))
+            except ArchiveError:
+                found = None  # a download that started over, or an archive that may be corrupt: see below
+            thread.join()
+        finally:
+            growing.close()  # leaving early (an interruption) also stops the download, which cleans up
+        if "error" in outcome:
+            raise outcome["error"]
+        if found is None:
+            return self._read(outcome["path"], wanted, on_member)
+        return found
 
 
 class _LocalZip(_ArchiveReader):
@@ -681,8 +726,11 @@ def _cached(archive: ArchiveFile) -> bool:
     return _cache_path(archive).is_file()
 
 
-def _local_copy(archive: ArchiveFile, http: HttpClient, progress: Progress | None) -> Path:
-    """The archive in the cache, downloaded and checked against its digest when it is not there or not intact."""
+def _local_copy(archive: ArchiveFile, http: HttpClient, progress: Progress | None,
+                growing: _Growing | None = None) -> Path:
+    """The archive in the cache, downloaded and checked against its digest when it is not there or not intact.
+
+    With `growing`, a reader follows the download as it is written."""
     path = _cache_path(archive)
     if path.is_file() and _intact(path, archive):
         return path
@@ -690,8 +738,11 @@ def _local_copy(archive: ArchiveFile, http: HttpClient, progress: Progress | Non
     fd, partial = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=archive.suffix)
     os.close(fd)
     try:
+        if growing is not None:
+            growing.follow(partial)
         digest = http.download(archive.url, partial, what=archive.filename, size=archive.size,
-                               limit=MAX_ARCHIVE_BYTES, progress=progress)
+                               limit=MAX_ARCHIVE_BYTES, progress=progress,
+                               on_write=growing.wrote if growing is not None else None)
         if digest != archive.sha256:
             raise SourceUnavailable(f"{archive.filename}: digest mismatch: the index lists sha256 {archive.sha256}, "
                                     f"the file downloaded has {digest}")
@@ -701,6 +752,87 @@ def _local_copy(archive: ArchiveFile, http: HttpClient, progress: Progress | Non
         raise
     _VERIFIED.add(_stamp(path))
     return path
+
+
+class _Interrupted(OSError):
+    """The file being read stopped being the one downloaded (the download started over, or failed)."""
+
+
+class _Cancelled(BaseException):
+    """The reader gave up: the download stops (and removes its partial file)."""
+
+
+class _Growing:
+    """A file being downloaded, read as it grows (a BinaryIO for the tar reader).
+
+    `read` waits for bytes the download has not written yet, and ends when the
+    download does. A download that starts over (a retry empties the file) or
+    fails makes `read` raise _Interrupted, an OSError, which the tar reader
+    reports as a corrupt archive; the caller then reads the finished file.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._file = None  # the partial file, once the download has created it
+        self._attempt: int | None = None
+        self._written = 0
+        self._position = 0
+        self._ended = False
+        self._broken = False
+        self._closed = False
+
+    # -- the download's side
+
+    def follow(self, partial: str) -> None:
+        with self._changed:
+            if self._closed:
+                raise _Cancelled()
+            self._file = open(partial, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+            self._changed.notify_all()
+
+    def wrote(self, attempt: int, written: int) -> None:
+        with self._changed:
+            if self._closed:
+                raise _Cancelled()
+            if self._attempt is None:
+                self._attempt = attempt
+            elif attempt != self._attempt:
+                self._broken = True  # the bytes read so far may not be the file's any more
+            self._written = written
+            self._changed.notify_all()
+
+    def finish(self) -> None:
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    # -- the reader's side
+
+    def read(self, size: int = -1) -> bytes:
+        with self._changed:
+            while not (self._broken or self._ended or self._closed) and (
+                    self._file is None or self._written - self._position < max(size, 1)):
+                self._changed.wait()
+            if self._broken or self._closed or self._file is None:
+                raise _Interrupted("the download started over or stopped")
+            available = self._written - self._position
+        want = available if size < 0 else min(size, available)
+        pieces, got = [], 0
+        while got < want:
+            piece = self._file.read(want - got)
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+        self._position += got
+        return b"".join(pieces)
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            if self._file is not None:
+                self._file.close()
+            self._changed.notify_all()
 
 
 def _intact(path: Path, archive: ArchiveFile) -> bool:
