@@ -21,6 +21,7 @@ from .model import CHANGED, ERROR, Release
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .sources.directory import DirectorySource
+from .helper import Helper
 from .verdicts import VerdictCache
 from .verify import EngineRun, choose_releases, selected_checks, unavailable, verify_engine, verify_release
 
@@ -275,26 +276,36 @@ def run_check(args) -> int:
         # With no --source, every engine is read from the package index; with some, only those engines.
         sources = _sources(kb, args.source, args.engine, engines_needed,
                            default=None if args.source else "pypi", progress=progress)
-        for engine in sorted(engines_needed):
-            source = sources.get(engine)
-            if source is None:
-                notes.append(f"note: {engine} checks not verified: no --source for {engine}")
-                continue
-            engine_pairs = [p for p in pairs if p[1].engine == engine]
-            try:
-                release = choose_releases(source.releases(), set(), versions=[args.release])[0]
-            except LookupError as exc:
-                raise UsageError(f"{engine}: {exc}") from None
-            except SourceUnavailable as exc:
-                notes.append(f"error: {engine}: cannot list releases: {exc}")
-                results.extend(unavailable(engine_pairs, Release(engine, "?"), exc))
-                continue
-            progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} files",
-                            force=True)
-            results.extend(verify_release(source, release, engine_pairs, relocate=lambda result: True))
-            progress.done()
+        helper = Helper()  # a second process for evaluating, once there are files enough
+        try:
+            _check_engines(sorted(engines_needed), sources, pairs, args, progress, helper, results, notes)
+        finally:
+            helper.close()
     sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
     return _exit_code(diagnostics, results, any(r.verdict.status == CHANGED for r in results))
+
+
+def _check_engines(engines, sources, pairs, args, progress, helper, results, notes) -> None:
+    """`gotchas check` against the chosen release of each engine: its results and notes, appended."""
+    for engine in engines:
+        source = sources.get(engine)
+        if source is None:
+            notes.append(f"note: {engine} checks not verified: no --source for {engine}")
+            continue
+        engine_pairs = [p for p in pairs if p[1].engine == engine]
+        try:
+            release = choose_releases(source.releases(), set(), versions=[args.release])[0]
+        except LookupError as exc:
+            raise UsageError(f"{engine}: {exc}") from None
+        except SourceUnavailable as exc:
+            notes.append(f"error: {engine}: cannot list releases: {exc}")
+            results.extend(unavailable(engine_pairs, Release(engine, "?"), exc))
+            continue
+        progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} files",
+                        force=True)
+        results.extend(verify_release(source, release, engine_pairs, relocate=lambda result: True,
+                                      helper=helper))
+        progress.done()
 
 
 def run_verify(args) -> int:
