@@ -619,21 +619,41 @@ def part_new(b: Bench, plan: Plan, caches: dict, shared_archives: Path) -> dict:
     out["bookkeeping"] = b.measure("verify --new, newest already in store and verdict cache", "cli", spec,
                                    caches["warm"], prepare=lambda i: _copy_db(warm_db_file, caches["warm"]))
     out["again_bookkeeping"] = (spec, lambda i: _copy_db(warm_db_file, caches["warm"]), caches["warm"])
-    # The download, timed on its own: into a scratch folder, sha256 checked as the product does.
     if b.args.no_download:
-        out["download"] = None
-    else:
+        out["download"] = out["downloading"] = None
+        return out
+    # The download, timed on its own: into a scratch folder, sha256 checked as the product does (median of runs).
+    http = HttpClient(cafile=pypi.configured_cert())
+    timings = []
+    for _ in range(max(1, b.args.runs)):
         scratch = b.fresh("download-")
-        http = HttpClient(cafile=pypi.configured_cert())
         start = time.perf_counter()
         try:
             digest = http.download(newest["url"], scratch / newest["filename"], what=newest["filename"],
                                    size=newest["size"], limit=pypi.MAX_ARCHIVE_BYTES)
-            seconds = time.perf_counter() - start
-            out["download"] = {"seconds": seconds, "ok": digest == newest["sha256"]}
+            timings.append(time.perf_counter() - start)
+            out["download"] = {"seconds": statistics.median(timings), "runs": len(timings),
+                               "ok": digest == newest["sha256"]}
         except SourceUnavailable as exc:
             out["download"] = {"error": str(exc)}
-        shutil.rmtree(scratch, ignore_errors=True)
+            break
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    # The whole nightly case: the sdist is not in the cache, and the run downloads it (reading it as it comes).
+    downloading = caches["download"]
+    own_manifest = downloading / "members" / f"{newest['sha256']}.json.z"
+
+    def download_spec(i):
+        return {**spec(i), "allow_download": True}
+
+    def prepare_download(i):
+        _copy_db(before_db, downloading)
+        own_manifest.unlink(missing_ok=True)
+        for leftover in (downloading / "archives").iterdir():
+            leftover.unlink()
+
+    out["downloading"] = b.measure("verify --new, downloading the new sdist in the run", "cli", download_spec,
+                                   downloading, prepare=prepare_download)
     return out
 
 
@@ -1013,8 +1033,9 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
         counts = run.last["counts"]
         download = n["download"]
         if download and "seconds" in download:
-            dl = (f"download of {n['version']} sdist ({mib(n['size'])}): {download['seconds']:.2f} s "
-                  f"({n['size'] / download['seconds'] / 1024 ** 2:.1f} MiB/s), sha256 {'ok' if download['ok'] else 'MISMATCH'}")
+            dl = (f"download of {n['version']} sdist ({mib(n['size'])}) on its own, median of {download['runs']}: "
+                  f"{download['seconds']:.2f} s ({n['size'] / download['seconds'] / 1024 ** 2:.1f} MiB/s), "
+                  f"sha256 {'ok' if download['ok'] else 'MISMATCH'}")
         elif download:
             dl = f"download failed: {download['error']}"
         else:
@@ -1028,14 +1049,30 @@ def print_main_table(b: Bench, plan: Plan | None, results: dict, targets: list) 
         print(_row(["2 new", "`verify --new`, newest already in store and verdict cache (bookkeeping only)",
                     len(book.runs), _times(book), f"{book.process:.2f}", f"{book.cpu:.2f}", f"{book.rss_mib:.0f} MiB", "-",
                     f"{b_counts['releases']} release verified, {_evals(b_counts)}"]))
-        if download and "seconds" in download:
-            targets.append(("2: `verify --new` <= download + 0.5 s",
-                            f"download {download['seconds']:.2f} s + {run.median:.2f} s in process "
-                            f"({run.process:.2f} s whole process)", run.median <= 0.5))
+        downloading = n["downloading"]
+        if downloading is not None:
+            d_counts = downloading.last["counts"]
+            print(_row(["2 new", f"`verify --new`: {n['version']} new and not downloaded yet: the run downloads its "
+                                 f"sdist and reads it as it comes",
+                        len(downloading.runs), _times(downloading), f"{downloading.process:.2f}", f"{downloading.cpu:.2f}",
+                        f"{downloading.rss_mib:.0f} MiB", "-",
+                        f"{d_counts['archive_passes']} archive pass, {_evals(d_counts)}; "
+                        f"download alone {download['seconds']:.2f} s" if download and "seconds" in download else "-"]))
+        if download and "seconds" in download and downloading is not None:
+            dl_s = download["seconds"]
+            added = downloading.median - book.median
+            targets.append(("2: one new release adds at most download + 0.5 s (the run with the new sdist downloaded "
+                            "in it, less the same run with nothing new)",
+                            f"{added:.2f} s ({downloading.median:.2f} - {book.median:.2f}) against "
+                            f"{dl_s:.2f} + 0.5 s", added <= dl_s + 0.5))
+            targets.append(("2 (whole run): `verify --new` with the download at most download + 0.5 s",
+                            f"{downloading.median:.2f} s in process ({downloading.process:.2f} s whole process) "
+                            f"against {dl_s:.2f} + 0.5 s", downloading.median <= dl_s + 0.5))
         else:
-            targets.append(("2: `verify --new` <= download + 0.5 s",
-                            f"{run.median:.2f} s in process ({run.process:.2f} s whole process) + download",
-                            run.median <= 0.5))
+            targets.append(("2: `verify --new` <= download + 0.5 s (archive cached, download not measured)",
+                            f"{run.median:.2f} s in process ({run.process:.2f} s whole process) + download; "
+                            f"{run.median - book.median:.2f} s over the run with nothing new",
+                            run.median - book.median <= 0.5))
 
     if "cold" in results:
         c = results["cold"]
@@ -1222,6 +1259,10 @@ def _benchmark(args, work: Path, shared: Path, parts: set[str]) -> int:
                             "cwd": str(plan.kb)}, caches["warm"])
         if "new" in parts:
             caches["new"] = _cache_folder(work / "cache-new", shared / "archives", caches["warm"] / "members")
+            # Archives of its own, empty: the run downloads the new sdist (the shared cache is not touched).
+            caches["download"] = _cache_folder(work / "cache-download", shared / "archives", caches["warm"] / "members")
+            (caches["download"] / "archives").unlink()
+            (caches["download"] / "archives").mkdir()
         say(f"plan: {plan.checks} checks, {len(plan.releases)} releases; caches ready after "
             f"{time.perf_counter() - start:.1f} s")
     if "matrix" in parts:
