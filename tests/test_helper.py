@@ -266,3 +266,33 @@ def test_how_many_processes(monkeypatch, value, cores, expected):
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     assert helper_module.processes() == expected
     assert helper_module.Helper().enabled == (expected > 1)
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_each_file_is_read_once_per_release_whatever_the_checks_on_it(many, monkeypatch, tmp_path, processes,
+                                                                       start_at_once):
+    from collections import Counter
+
+    from verifier.model import Release
+    from verifier.sources.directory import DirectorySnapshot, DirectorySource
+    from verifier.verdicts import VerdictCache
+    from verifier.verify import selected_checks, verify_release
+
+    monkeypatch.setenv("GOTCHAS_PROCESSES", processes)
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    for j in range(MODULES):
+        (tree / "pkg" / f"mod{j}.py").write_text(module(j, 0))
+    reads = Counter()
+    real_read = DirectorySnapshot.read
+    monkeypatch.setattr(DirectorySnapshot, "read", lambda self, path: reads.update([path]) or real_read(self, path))
+    entries = [load_entry(str(p)).entry for p in sorted((many / "gotchas").glob("ops-mod-*.md"))]
+    pairs = list(selected_checks(entries, "vllm"))
+    helper = helper_module.Helper()
+    try:
+        results = verify_release(DirectorySource("vllm", tree), Release("vllm", "HEAD"), pairs,
+                                 verdicts=VerdictCache(tmp_path / "verdicts.sqlite3"), helper=helper)
+    finally:
+        helper.close()
+    assert len(results) == 3 * MODULES and all(r.verdict.status in ("holds", "changed") for r in results)
+    assert reads == Counter({f"pkg/mod{j}.py": 1 for j in range(MODULES)})  # 3 checks on each, 1 read

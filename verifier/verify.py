@@ -52,7 +52,11 @@ class _Files:
         content: Unknown | None = None
         for i in indices:
             self._round[i] += 1
-            got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
+            if content is None:
+                got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
+            else:  # the file is read: only the verdict cache can answer for the other checks on it
+                got = self.verdicts.get(self.pairs[i][1], content.sha256) if self.verdicts is not None else None
+                got = got or content
             if isinstance(got, Unknown):
                 unknown.append(i)
                 content = got
