@@ -140,23 +140,22 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         snapshot = source.open(release)
     except SourceUnavailable as exc:
         return unavailable(pairs, release, exc)
-    paths = memo.get("paths") if memo is not None else None
-    if paths is None:
-        paths = sorted({check.path for _, check in pairs})
+    by_path: dict[str, list[int]] | None = memo.get("by_path") if memo is not None else None
+    if by_path is None:
+        by_path = {}  # the checks on each file, in order
+        for i, (_, check) in enumerate(pairs):
+            by_path.setdefault(check.path, []).append(i)
         if memo is not None:
-            memo["paths"] = paths
+            memo["by_path"] = by_path
+    paths = sorted(by_path) if memo is None else memo.setdefault("paths", sorted(by_path))
     files = _Files(pairs, release, snapshot, cache, verdicts, helper, progress)
     found = files.found
-    by_path: dict[str, list[int]] = {}
-    for i, (_, check) in enumerate(pairs):
-        by_path.setdefault(check.path, []).append(i)
 
     named = getattr(snapshot, "identities", None)
     identities = named(paths) if named is not None and memo is not None else None
     reused = identities is not None and memo.get("identities") == identities
     if reused:
-        for i, previous in enumerate(memo["results"]):
-            found[i] = CheckResult(previous.entry, previous.check, release, previous.verdict, previous.file)
+        found[:] = [CheckResult(r.entry, r.check, release, r.verdict, r.file) for r in memo["results"]]
         if progress:
             progress(len(pairs))
     try:
@@ -175,11 +174,12 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
             files.collect(wait=True)  # the helper's answers, about contents read, stay good in `verdicts`
             return unavailable(pairs, release, exc)
-        for path, indices in by_path.items():  # files the pass did not hand out, or all when there was no pass
-            rest = [i for i in indices if found[i] is None and not files.asked(i)]
-            if rest:
-                files.check(rest)
-        files.collect(wait=True)
+        if not reused:
+            for path, indices in by_path.items():  # files the pass did not hand out, or all without a pass
+                rest = [i for i in indices if found[i] is None and not files.asked(i)]
+                if rest:
+                    files.check(rest)
+            files.collect(wait=True)
         results: list[CheckResult] = found  # type: ignore[assignment]
         if memo is not None and not reused:
             if identities is None and named is not None:
