@@ -166,6 +166,11 @@ BROKEN = {
                                      "_write_frame(sys.stdout.buffer, READY)\n"
                                      "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
                                      "    _write_frame(sys.stdout.buffer, (t[0], ['holds'] * len(t[4]), None))\n",
+    "answers too few verdicts": "from verifier.helper import _write_frame, _read_frame, READY; import sys\n"
+                                "from verifier.model import Verdict\n"
+                                "_write_frame(sys.stdout.buffer, READY)\n"
+                                "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
+                                "    _write_frame(sys.stdout.buffer, (t[0], [Verdict('holds', 'present')], None))\n",
     "fails on every file": "from verifier.helper import _write_frame, _read_frame, READY; import sys\n"
                            "_write_frame(sys.stdout.buffer, READY)\n"
                            "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
@@ -296,3 +301,15 @@ def test_each_file_is_read_once_per_release_whatever_the_checks_on_it(many, monk
         helper.close()
     assert len(results) == 3 * MODULES and all(r.verdict.status in ("holds", "changed") for r in results)
     assert reads == Counter({f"pkg/mod{j}.py": 1 for j in range(MODULES)})  # 3 checks on each, 1 read
+
+
+def test_the_helper_is_this_package_whatever_the_working_folder_holds(many, monkeypatch, capsys, tmp_path,
+                                                                       start_at_once):
+    """`python -m` looks in the working folder first; a KB checkout with a `verifier/` of its own is not run."""
+    marker = tmp_path / "ran"
+    rogue = many / "verifier"
+    rogue.mkdir()
+    (rogue / "__init__.py").write_text("")
+    (rogue / "helper.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    _, _, helped = verify_with(many, monkeypatch, capsys, tmp_path, "rogue", "2")
+    assert helped > 0 and not marker.exists()

@@ -103,7 +103,7 @@ class Helper:
         self._replies: queue.Queue = queue.Queue()
         self._ready = False
         self._dead = False
-        self._busy: dict[int, object] = {}  # task id -> token, handed over and not answered yet (in order)
+        self._busy: dict[int, tuple[object, int]] = {}  # task id -> (token, checks), not answered yet, in order
         self._done: list = []  # answers taken from the replies and not given to the run yet
         self._next_id = 0
         self._outbox: queue.Queue = queue.Queue()
@@ -131,7 +131,7 @@ class Helper:
         if not self.free():
             return False
         self._next_id += 1
-        self._busy[self._next_id] = token
+        self._busy[self._next_id] = (token, len(checks))
         self._outbox.put((self._next_id, path, data, sha256, list(checks)))  # written by a thread: never waits here
         return True
 
@@ -165,7 +165,10 @@ class Helper:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
         try:
-            self._process = subprocess.Popen(_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+            # Started in the package's own folder: `-m` puts the working folder first on sys.path, and the
+            # run's (a KB checkout, say) may hold anything.
+            self._process = subprocess.Popen(_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                             cwd=package_parent)
         except OSError:
             self._dead = True
             return
@@ -204,21 +207,24 @@ class Helper:
         if reply == READY and not self._ready:
             self._ready = True
             return
-        if (not isinstance(reply, tuple) or len(reply) != 3 or not self._busy
-                or reply[0] != next(iter(self._busy)) or not self._well_formed(reply[1])):
+        oldest = next(iter(self._busy), None)
+        if (not isinstance(reply, tuple) or len(reply) != 3 or oldest is None or reply[0] != oldest
+                or not self._well_formed(reply[1], self._busy[oldest][1])):
             self._die()  # the end of its replies, or one that is not an answer to its oldest task
-            self._done.extend((token, None) for token in self._busy.values())
+            self._done.extend((token, None) for token, _ in self._busy.values())
             self._busy.clear()
             return
-        token = self._busy.pop(reply[0])
+        token, _ = self._busy.pop(oldest)
         if reply[1] is not None:
             self.evaluated += 1
             self.checks_evaluated += len(reply[1])
         self._done.append((token, reply[1]))
 
     @staticmethod
-    def _well_formed(verdicts) -> bool:
-        return verdicts is None or (isinstance(verdicts, list) and all(isinstance(v, Verdict) for v in verdicts))
+    def _well_formed(verdicts, checks: int) -> bool:
+        """None (evaluate it yourself), or a verdict for each check handed over."""
+        return verdicts is None or (isinstance(verdicts, list) and len(verdicts) == checks
+                                    and all(isinstance(v, Verdict) for v in verdicts))
 
     def _die(self) -> None:
         if not self._dead:
