@@ -388,7 +388,7 @@ class PyPISnapshot:
 
     def digest(self, path: str) -> str | None:
         """"sha256:<hex>" of the file's content when the member store knows it without reading the file."""
-        member = self._engine.archive_path(path) if check_repository_path(path) is None else None
+        member = self._member(path)
         if member is None:
             return None  # `read` says why
         if self._unread({member}):
@@ -404,8 +404,7 @@ class PyPISnapshot:
 
     def prefetch(self, paths: Iterable[str]) -> None:
         """Read every one of `paths` that the archive may hold, in one pass; reads of the others raise later."""
-        wanted = {self._engine.archive_path(p) for p in paths if check_repository_path(p) is None}
-        missing = self._unread(wanted - {None})
+        missing = self._unread(self._members(paths))
         if missing:
             self._fetch(missing)
 
@@ -413,7 +412,7 @@ class PyPISnapshot:
         """What each file's content is, named without reading any file or archive (the member store's
         manifest): a sha256, or None for a file the release does not have. None when some file cannot
         be named so (the store has not seen it, or it is refused)."""
-        members = [self._engine.archive_path(p) if check_repository_path(p) is None else None for p in paths]
+        members = [self._member(p) for p in paths]
         if None in members or self._failure is not None:
             return None
         missing = self._unread(set(members))
@@ -433,8 +432,7 @@ class PyPISnapshot:
 
     def needs_pass(self, paths: Iterable[str]) -> bool:
         """Whether reading `paths` takes a pass over the archive (the member store does not have them all)."""
-        wanted = {self._engine.archive_path(p) for p in paths if check_repository_path(p) is None} - {None}
-        missing = self._unread(wanted)
+        missing = self._unread(self._members(paths))
         return bool(missing) and self._failure is None and not self._located(missing)
 
     def stream(self, paths: Iterable[str]) -> Iterator[str]:
@@ -450,7 +448,7 @@ class PyPISnapshot:
         """
         wanted = {}
         for path in paths:
-            member = self._engine.archive_path(path) if check_repository_path(path) is None else None
+            member = self._member(path)
             if member is not None:
                 wanted[member] = path
         missing = self._unread(set(wanted))
@@ -489,6 +487,13 @@ class PyPISnapshot:
         for member, data in handed.items():  # replaced by a later member of the same name, or refused after all
             if self._contents.get(member) is not data:
                 yield wanted[member]
+
+    def _member(self, path: str) -> str | None:
+        """The archive member of a repository path; None for a path that is unsafe or never in the archive."""
+        return self._engine.archive_path(path) if check_repository_path(path) is None else None
+
+    def _members(self, paths: Iterable[str]) -> set[str]:
+        return {self._member(p) for p in paths} - {None}
 
     def _unread(self, members: set[str]) -> set[str]:
         return {m for m in members if m not in self._contents and m not in self._refused and m not in self._digests
