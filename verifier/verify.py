@@ -48,20 +48,9 @@ class _Files:
 
     def check(self, indices: list[int]) -> None:
         """Evaluate the checks `indices`, all on one file."""
-        unknown: list[int] = []
-        content: Unknown | None = None
         for i in indices:
             self._round[i] += 1
-            if content is None:
-                got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
-            else:  # the file is read: only the verdict cache can answer for the other checks on it
-                got = self.verdicts.get(self.pairs[i][1], content.sha256) if self.verdicts is not None else None
-                got = got or content
-            if isinstance(got, Unknown):
-                unknown.append(i)
-                content = got
-            else:
-                self._set(i, got)
+        unknown, content = self._look_up(indices)
         if content is not None:
             token = [(i, self._round[i]) for i in unknown]
             helper = self.helper
@@ -79,12 +68,9 @@ class _Files:
         for token, verdicts in (self.helper.wait() if wait else self.helper.results()):
             current = [(i, r) for i, r in token if self._round[i] == r]
             if verdicts is None:  # the helper could not: here, then (the snapshot still has the content)
-                for i, _ in current:
-                    got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
-                    if isinstance(got, Unknown):
-                        self._here([i], got)
-                    else:
-                        self._set(i, got)
+                unknown, content = self._look_up([i for i, _ in current])
+                if content is not None:
+                    self._here(unknown, content)
                 continue
             answers = dict(zip((i for i, _ in token), verdicts))
             for i, _ in token:
@@ -92,6 +78,24 @@ class _Files:
                     self.verdicts.put(self.pairs[i][1], answers[i])
             for i, _ in current:
                 self._set(i, answers[i])
+
+    def _look_up(self, indices: list[int]) -> tuple[list[int], Unknown | None]:
+        """Set the verdicts of `indices` (checks on one file) known without matching; the others, with
+        the content to evaluate them on. The file is read at most once."""
+        unknown: list[int] = []
+        content: Unknown | None = None
+        for i in indices:
+            if content is None:
+                got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
+            else:  # the file is read: only the verdict cache can answer for the other checks on it
+                got = self.verdicts.get(self.pairs[i][1], content.sha256) if self.verdicts is not None else None
+                got = got or content
+            if isinstance(got, Unknown):
+                unknown.append(i)
+                content = got
+            else:
+                self._set(i, got)
+        return unknown, content
 
     def asked(self, i: int) -> bool:
         return self._round[i] > 0
