@@ -61,18 +61,13 @@ class MemberStore:
 
     def answer(self, archive_sha: str, wanted: set[str]) -> Members | None:
         """The wanted members from the store, or None when some must be read from the archive."""
-        manifest = self.manifest(archive_sha)
-        if manifest.names is None:
+        located = self.locate(archive_sha, wanted)
+        if located is None:
             return None
-        found = Members(manifest.names)
-        for path in wanted:
-            if path not in manifest.names:
-                continue
-            if path in manifest.refused:
-                found.refused[path] = manifest.refused[path]
-                continue
-            sha = manifest.members.get(path)
-            content = self.blob(sha) if sha else None
+        names, digests, refused = located
+        found = Members(names, refused=refused)
+        for path, sha in digests.items():
+            content = self.blob(sha)
             if content is None:
                 return None
             found.contents[path] = content
