@@ -13,7 +13,7 @@ import tree_sitter_python
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 
-DEFINITIONS = _DEFINITIONS = ("class_definition", "function_definition")
+DEFINITIONS = ("class_definition", "function_definition")
 # Compound statements whose blocks hold definitions that still belong to the
 # enclosing scope (`if TYPE_CHECKING:`, `try: ... except ImportError:` and the like).
 _TRANSPARENT = frozenset(
@@ -84,13 +84,13 @@ def members(container: tree_sitter.Node, assignments: bool | None = None
     """
     if assignments is None:
         assignments = container.type != "function_definition"
-    if container.type in _DEFINITIONS:
+    if container.type in DEFINITIONS:
         body = container.child_by_field_name("body")
         if body is None:
             return
         container = body
     for child in container.named_children:
-        if child.type == "decorated_definition" or child.type in _DEFINITIONS:
+        if child.type == "decorated_definition" or child.type in DEFINITIONS:
             definition = _definition(child)
             name = definition.child_by_field_name("name") if definition is not None else None
             if name is not None:
@@ -120,7 +120,7 @@ def resolve(root: tree_sitter.Node, symbol: str, members_of=members) -> list[tup
         found = [(rng, node) for c in containers for name, rng, node in members_of(c) if name == part]
         if depth == len(parts) - 1:
             ranges = [rng for rng, _ in found]
-        containers = [node for _, node in found if node.type in _DEFINITIONS]
+        containers = [node for _, node in found if node.type in DEFINITIONS]
     return ranges
 
 
@@ -132,7 +132,7 @@ def definitions(root: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int]]]
         for name, rng, node in members(container):
             qualified = f"{prefix}{name}"
             yield qualified, rng
-            if node.type in _DEFINITIONS:
+            if node.type in DEFINITIONS:
                 stack.append((qualified + ".", node))
 
 
