@@ -51,7 +51,7 @@ def test_github_annotations_point_at_the_check(kb, engine_tree, capsys):
     assert code == 1
     lines = [line for line in out.splitlines() if line.startswith("::")]
     assert len(lines) == 1
-    assert lines[0].startswith("::error file=gotchas/ops-example.md,line=19,title=ops-example changed::metric")
+    assert lines[0].startswith("::error file=gotchas/ops-example.md,line=19,title=ops-example missing::metric")
     assert "file-missing" in lines[0]
 
 

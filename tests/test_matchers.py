@@ -96,7 +96,7 @@ CONTAINS_TABLE = [
     (ZERO, {"in": "Scheduler._preempt_request"}, "holds", None),
     ("request.num_computed_tokens = 1", {"in": "Scheduler._preempt_request"}, "changed", "not-found"),
     (ZERO, {"in": "OtherScheduler._preempt_request"}, "changed", "not-found"),
-    (ZERO, {"in": "Scheduler.missing"}, "changed", "symbol-missing"),
+    (ZERO, {"in": "Scheduler.missing"}, "missing", "symbol-missing"),
     ("self.running.pop()", {"in": "Scheduler.schedule"}, "holds", None),
     ("max(self.running, key=lambda r: (r.priority, r.arrival_time))", {"in": "Scheduler.schedule"},
      "changed", "not-found"),  # the original has a trailing comma: tokens differ
@@ -223,12 +223,12 @@ SCOPE_TABLE = [
     ("Config.limit", "contains", "self.max_num_seqs * 2", "holds", None),
     ("Other.limit", "contains", "self.max_num_seqs * 2", "changed", "not-found"),
     ("Config.outer.inner", "string", "deep inside", "holds", None),
-    ("Config.outer.local_var", "string", "not a symbol", "changed", "symbol-missing"),
+    ("Config.outer.local_var", "string", "not a symbol", "missing", "symbol-missing"),
     ("Config.Nested.method", "string", "nested class method", "holds", None),
     ("X", "string", "attribute docstring", "holds", None),
     ("HAVE_FAST", "contains", "False", "holds", None),
     ("HAVE_FAST", "contains", "True", "holds", None),
-    ("Bar", "contains", "Bar", "changed", "symbol-missing"),
+    ("Bar", "contains", "Bar", "missing", "symbol-missing"),
 ]
 
 
@@ -241,12 +241,12 @@ def test_scopes(scope, matcher, pattern, status, reason):
 @pytest.mark.parametrize("symbol,status", [
     ("Config", "holds"), ("Config.limit", "holds"), ("Config.outer.inner", "holds"),
     ("Config.Nested.method", "holds"), ("X", "holds"), ("Config.max_num_seqs", "holds"),
-    ("Config.missing", "changed"), ("inner", "changed"), ("Nested", "changed"),
+    ("Config.missing", "missing"), ("inner", "missing"), ("Nested", "missing"),
 ])
 def test_defines(symbol, status):
     verdict = run(SCOPES, defines=symbol)
     assert verdict.status == status
-    if status == "changed":
+    if status == "missing":
         assert verdict.reason == "symbol-missing"
 
 
@@ -291,7 +291,7 @@ def test_string_ignores_comments():
 ABSENT_TABLE = [
     ("request.num_computed_tokens = 0", "Scheduler._preempt_request", "changed", "present"),
     ("request.num_computed_tokens = 0", "OtherScheduler._preempt_request", "holds", None),
-    ("request.num_computed_tokens = 0", "Planner.gone", "changed", "symbol-missing"),
+    ("request.num_computed_tokens = 0", "Planner.gone", "missing", "symbol-missing"),
     ("self.running.pop()", None, "changed", "present"),
     ("self.running.popleft()", None, "holds", None),
 ]

@@ -112,7 +112,7 @@ def test_entry_page_shows_status_history_evidence_and_permalink(built_site):
     assert '<tr class="hit"><th scope="row">4</th>' in text  # the matched line, highlighted, numbered
     assert "request.num_computed_tokens = 0" in text
     assert "https://github.com/vllm-project/vllm/blob/v0.10.0/pkg/sched.py#L4" in text
-    assert "zero</code>: changed in 0.1.0" in text  # the transition
+    assert "zero</code>: changed (not-found) in 0.1.0" in text  # the transition
 
 
 def test_release_page_answers_which_gotchas_bite(built_site):
@@ -121,10 +121,11 @@ def test_release_page_answers_which_gotchas_bite(built_site):
     holds = text.split('id="bite"')[1].split('id="changed-since"')[0]
     assert "An example gotcha that is well-formed" in holds
     assert "pkg/sched.py:4" in holds and "blob/v0.2.0/pkg/sched.py#L4" in holds
-    changed = text.split('id="changed-since"')[1].split('id="clear"')[0]
+    changed = text.split('id="changed-since"')[1]
     assert "changed in 0.1.0 → holds here" in changed
     first = (out / "engines/vllm/0.1.0/index.html").read_text()
-    assert "An example gotcha" in first.split('id="clear"')[1]
+    contradicted = first.split('id="changed"')[1]
+    assert "An example gotcha" in contradicted and "A claim is contradicted" in contradicted
 
 
 def test_hostile_markup_comes_out_inert(built_site):
@@ -178,9 +179,14 @@ def test_json_validates_against_the_published_schema(built_site):
     kb = json.loads((out / "api/kb.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(kb)
     entry = json.loads((out / "api/entries/ops-example.json").read_text())
-    assert entry["status"]["vllm"]["ranges"] == [{"first": "0.2.0", "last": "0.10.0", "fixed": None, "latest": True}]
+    assert entry["status"]["vllm"]["ranges"] == [
+        {"status": "changed", "first": "0.1.0", "last": "0.1.0", "latest": False,
+         "next": {"version": "0.2.0", "status": "holds"}},
+        {"status": "holds", "first": "0.2.0", "last": "0.10.0", "latest": True, "next": None}]
     assert entry["status"]["vllm"]["transitions"][0]["check"] == "zero"
-    assert entry["status"]["vllm"]["verdicts"] == {"0.1.0": "changed", "0.2.0": "holds", "0.10.0": "holds"}
+    assert entry["status"]["vllm"]["transitions"][0]["before"]["reason"] == "not-found"
+    assert entry["status"]["vllm"]["statuses"] == {"0.1.0": "changed", "0.2.0": "holds", "0.10.0": "holds"}
+    assert entry["status"]["vllm"]["verified"]["0.1.0"] == {"verified": 1, "claims": 2}
 
 
 def test_badges_are_svg_with_text(built_site):

@@ -61,7 +61,7 @@ def test_verify_every_release_records_ranges_and_transitions(kb, index, capsys):
     assert code == 0
     assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in out
     assert "metric: holds in 0.1.0 – 0.10.0 (latest)" in out
-    assert "zero: changed in 0.1.0 → holds in 0.2.0" in out
+    assert "zero: changed (not-found) in 0.1.0 → holds in 0.2.0" in out
     assert "after:  holds pkg/sched.py:4 in Scheduler.preempt" in out
 
 
@@ -84,7 +84,9 @@ def test_new_verifies_only_unseen_releases_and_reports_them(kb, index, capsys, t
     assert "verified 1 release (0.11.0 – 0.11.0)" in out
     text = report.read_text()
     assert "0.11.0" in text and "`ops-example`" in text and "file-missing" in text
-    assert "holds in 0.10.0" in text and "changed in 0.11.0" in text
+    # The file is gone: the check is `missing`, the entry `unverified`, and the report says it is not a regression.
+    assert "holds in 0.10.0" in text and "unverified in 0.11.0" in text and "changed in 0.11.0" not in text
+    assert "## Checks to update" in text and "Claims contradicted" not in text
     assert list(ledger_of(kb)["releases"]) == ["0.1.0", "0.2.0", "0.10.0", "0.11.0"]
 
 
@@ -235,7 +237,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
     monkeypatch.setattr(verify_module, "lookup", noting)
     code, out, _ = run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
     assert code == 0, out
-    assert ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["verdict"] == "holds"
+    assert ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["status"] == "holds"
 
 
 def test_files_handed_out_before_the_archive_turns_out_corrupt_count_for_nothing(kb, index, capsys):

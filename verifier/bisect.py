@@ -1,9 +1,11 @@
 """The first commit between two releases at which a check flipped.
 
-Only commits that touched the check's file can flip it, so those are the
+Only commits that touched the check's files can flip it, so those are the
 candidates; the search is a binary search over them, assuming the check
 flips once between the two releases (if it flips back and forth, the commit
-found is one at which it flipped, not necessarily the first).
+found is one at which it flipped, not necessarily the first). A commit is
+not a release: at a commit between two releases, the check's forms that
+apply at either release are tried.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .evaluate import FileCache, evaluate
-from .model import ERROR, Check, Release, Verdict
+from .model import ERROR, Check, Form, Release, Verdict, check_verdict
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,11 @@ def find_flip(source, check: Check, releases: list[Release], cache: FileCache | 
     previous = None
     flip = None
     for release in releases:
+        forms = check.forms_at(release.version)
+        if not forms:
+            continue
         with source.open(release) as snapshot:
-            verdict = evaluate(check, snapshot, cache)
+            verdict = status(forms, snapshot, cache)
         if verdict.status == ERROR:
             continue
         if previous is not None and previous[1] != verdict.status:
@@ -51,7 +56,8 @@ def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str
     """Binary search over the commits after `good` up to `bad` that touched the check's file."""
     with source.open(good) as start, source.open(bad) as end:
         good_commit, bad_commit = start.commit, end.commit
-    commits = source.commits_touching(check.path, good_commit, bad_commit)
+    forms = tuple(f for f in check.forms if f.applies(good.version) or f.applies(bad.version)) or check.forms
+    commits = source.commits_touching(sorted({f.path for f in forms}), good_commit, bad_commit)
     cache = FileCache()
     low, high = 0, len(commits) - 1  # the answer is in commits[low..high], if anywhere
     found: tuple[str, Verdict] | None = None
@@ -59,7 +65,7 @@ def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str
     while low <= high:
         middle = (low + high) // 2
         with source.open_commit(commits[middle]) as snapshot:
-            verdict = evaluate(check, snapshot, cache)
+            verdict = status(forms, snapshot, cache)
         tested += 1
         if verdict.status == ERROR:
             raise BisectError(f"commit {commits[middle][:12]}: {verdict.reason}: {verdict.message}")
@@ -70,3 +76,8 @@ def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str
             low = middle + 1
     return BisectResult(check, good, bad, old, new, found[0] if found else None, found[1] if found else None,
                         tested, len(commits))
+
+
+def status(forms: tuple[Form, ...], snapshot, cache: FileCache) -> Verdict:
+    """The check's verdict from these of its forms (FORMAT.md's rule for several forms)."""
+    return check_verdict((f.index, evaluate(f, snapshot, cache)) for f in forms)[1]

@@ -2,7 +2,9 @@
 
 Exit codes (every command):
   0  all good: lint clean, and every verified check holds
-  1  something for an author to fix: a lint problem, or a check that changed
+  1  something for an author to fix: a lint problem, a check that is changed or missing;
+     for verify, an entry that changed status in a newly verified release, or a
+     release that contradicts an entry's introduced/fixed
   2  usage: bad arguments, no KB found, the KB's own data is malformed
   3  the machinery failed (a source could not be read) and nothing else is wrong
 """
@@ -15,14 +17,14 @@ from pathlib import Path
 
 from . import __version__, kb as kb_module, lint, report
 from .entries import load_entry
-from .history import new_status_changes
+from .history import bounds_problems, new_status_changes
 from .ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from .model import CHANGED, ERROR, Release
+from .model import CHANGED, ERROR, MISSING, Release, entry_bounds
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .sources.directory import DirectorySource
 from .helper import Helper
-from .verdicts import VerdictCache
+from .verdicts import SearchCache, VerdictCache
 from .verify import EngineRun, choose_releases, selected_checks, unavailable, verify_engine, verify_release
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
@@ -128,9 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--concept", dest="concepts", action="append", help="a concept (repeatable)")
     new.set_defaults(run=run_new)
 
-    show = commands.add_parser("show", help="an entry's status, ranges and transitions, from the ledger")
+    show = commands.add_parser(
+        "show", help="an entry's status, ranges and transitions, from the ledger",
+        description="An entry's status per engine and release, from the ledger: the ranges of each status, where "
+                    "each check holds and in which form, and each transition. --format json gives one record per "
+                    "engine and release: {engine, version, status, checks: [{check, verdict, reason, form}]}.")
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
+    show.add_argument("--format", choices=("text", "json"), default="text")
     show.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     show.set_defaults(run=run_show)
 
@@ -282,7 +289,7 @@ def run_check(args) -> int:
         finally:
             helper.close()
     sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
-    return _exit_code(diagnostics, results, any(r.verdict.status == CHANGED for r in results))
+    return _exit_code(diagnostics, results, any(r.verdict.status in (CHANGED, MISSING) for r in results))
 
 
 def _check_engines(engines, sources, pairs, args, progress, helper, results, notes) -> None:
@@ -320,6 +327,7 @@ def run_verify(args) -> int:
     runs: list[EngineRun] = []
     notes: list[str] = []
     verdicts = VerdictCache()
+    searches = SearchCache()
     before = {}
     try:
         with ledger.lock(wait=args.wait):
@@ -332,7 +340,7 @@ def run_verify(args) -> int:
                                         since=args.since or kb.engines[engine].oldest or None, new=args.new, source_label=_label(args, engine),
                                         progress=progress, verdicts=verdicts,
                                         prune={e.id for e in entries} if not args.entries else None,
-                                        loaded=current)
+                                        loaded=current, searches=searches)
                 except LookupError as exc:
                     raise UsageError(f"{engine}: {exc}") from None
                 except SourceUnavailable as exc:
@@ -345,6 +353,7 @@ def run_verify(args) -> int:
         return EXIT_ERROR
     finally:
         verdicts.close()
+        searches.close()
         for source in sources.values():
             close = getattr(source, "close", None)
             if close:
@@ -352,14 +361,17 @@ def run_verify(args) -> int:
     changes = [c for run in runs
                for c in new_status_changes(before[run.engine], run.ledger or ledger.load(run.engine),
                                            run.changed_releases)]
+    problems = [p for run in runs for entry in entries
+                for p in bounds_problems(run.ledger or ledger.load(run.engine), entry.id,
+                                         *entry_bounds(entry, run.engine), [r.version for r in run.releases])]
     results = [r for run in runs for r in run.results]
-    text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded), args.site_url)
+    text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded), args.site_url, problems)
     sys.stdout.write(text)
     if args.report:
         Path(args.report).write_text(report.render_run("markdown", kb, runs, changes, diagnostics, notes,
-                                                       len(loaded), args.site_url), encoding="utf-8")
+                                                       len(loaded), args.site_url, problems), encoding="utf-8")
     failed_engines = any(n.startswith("error:") for n in notes)
-    code = _exit_code(diagnostics, results, bool(changes))
+    code = _exit_code(diagnostics, results, bool(changes) or bool(problems))
     return EXIT_ERROR if code == EXIT_OK and failed_engines else code
 
 
@@ -384,7 +396,12 @@ def run_show(args) -> int:
         return EXIT_FINDINGS
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     try:
-        sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
+        if args.format == "json":
+            import json
+
+            sys.stdout.write(json.dumps(report.show_records(kb, loaded.entry, ledger, args.engine), indent=2) + "\n")
+        else:
+            sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
     except LedgerError as exc:
         raise UsageError(str(exc)) from None
     return EXIT_OK
@@ -450,16 +467,19 @@ def run_bisect(args) -> int:
                 raise UsageError(f"no release {', '.join(missing)} in {args.source}")
             good, bad = (by_version[v] for v in args.between)
             with source.open(good) as a, source.open(bad) as b:
-                from .evaluate import evaluate
-                old, new = evaluate(check, a).status, evaluate(check, b).status
+                from .evaluate import evaluate_check
+                found = [evaluate_check(check, a), evaluate_check(check, b)]
+            if None in found:
+                raise UsageError(f"{check.id} has no form that applies in {good.version if found[0] is None else bad.version}")
+            old, new = found[0][1].status, found[1][1].status
         else:
             flips = [t for t in history.transitions(Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine),
                                                     loaded.entry.id) if t.check == check.id]
             flip = None
             if flips and flips[-1].before_version in by_version and flips[-1].after_version in by_version:
                 t = flips[-1]
-                flip = (by_version[t.before_version], by_version[t.after_version], t.before["verdict"],
-                        t.after["verdict"])
+                flip = (by_version[t.before_version], by_version[t.after_version], t.before.verdict,
+                        t.after.verdict)
             if flip is None:
                 flip = bisect.find_flip(source, check, releases)
             if flip is None:

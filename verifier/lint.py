@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from packaging.version import InvalidVersion, Version
+
 from .code import Fragment
 from .code._bounded import InvalidPattern, compile_query, compile_regex
 from .entries import LoadedEntry
 from .kb import KB
-from .model import Check, Diagnostic, Entry
+from .model import Check, Diagnostic, Entry, Form, before, within
 from .sources import check_repository_path
 
 #: Every rule code, with what it catches. Codes are stable: never renumber or reuse one.
@@ -46,6 +48,11 @@ RULES: dict[str, str] = {
     "G308": "a tree-sitter query does not compile",
     "G309": "a symbol is not a dotted Python name",
     "G310": "a fragment or text is empty",
+    "G311": "a form of `earlier` gives modifiers without a matcher",
+    "G312": "a release bound (since, until, introduced, fixed) is not a PEP 440 version, or since comes after until",
+    "G313": "a form can never apply: its bounds lie outside the engine's tracked releases, or a form before it "
+            "decides every release it could",
+    "G314": "introduced or fixed names an engine the entry does not have, or introduced does not come before fixed",
     "G401": "a required section is missing",
     "G402": "sections are out of order or repeated",
     "G403": "unknown section",
@@ -59,7 +66,10 @@ _URL = re.compile(r"https://[^\s/$.?#][^\s]*")
 
 Rule = Callable[[Entry, LoadedEntry, KB], Iterator[Diagnostic]]
 ENTRY_RULES: list[Rule] = []
-CHECK_RULES: list[Callable[[Check, Entry, KB], Iterator[tuple[int, str, str]]]] = []
+#: Rules about a check as a whole: each yields (form index, key to point at, code, message).
+CHECK_RULES: list[Callable[[Check, Entry, KB], Iterator[tuple[int, str, str, str]]]] = []
+#: Rules about each form of a check (its own, and each item of `earlier`): each yields (key, code, message).
+FORM_RULES: list[Callable[[Form, Check, Entry, KB], Iterator[tuple[str, str, str]]]] = []
 
 
 def entry_rule(fn: Rule) -> Rule:
@@ -72,6 +82,11 @@ def check_rule(fn):
     return fn
 
 
+def form_rule(fn):
+    FORM_RULES.append(fn)
+    return fn
+
+
 def lint(loaded: LoadedEntry, kb: KB) -> list[Diagnostic]:
     """Every problem of one loaded entry, sorted by line."""
     found = list(loaded.diagnostics)
@@ -80,10 +95,26 @@ def lint(loaded: LoadedEntry, kb: KB) -> list[Diagnostic]:
         for rule in ENTRY_RULES:
             found.extend(rule(entry, loaded, kb))
         for check in loaded.linted_checks:
-            node = loaded.check_nodes.get(check.id)
-            for key, code, message in (p for rule in CHECK_RULES for p in rule(check, entry, kb)):
-                line = node.key_lines.get(key, node.line) if node is not None else check.line
-                found.append(Diagnostic(loaded.file, line, code, f"check {check.id}: {message}"))
+            def line_of(index: int, key: str) -> int:
+                node = loaded.check_nodes.get(check.id) if index == 0 else loaded.form_nodes.get((check.id, index))
+                if node is None:
+                    return check.line
+                return node.key_lines.get(key, node.line)
+
+            def where(index: int) -> str:
+                return f"check {check.id}" + (f", form {index} (item {index} of earlier)" if index else "")
+
+            problems = [p for rule in CHECK_RULES for p in rule(check, entry, kb)]
+            own = set()
+            for form in check.forms:
+                for key, code, message in (p for rule in FORM_RULES for p in rule(form, check, entry, kb)):
+                    if form.index == 0:
+                        own.add((code, message))
+                    elif (code, message) in own:
+                        continue  # about what the form inherits: said once, of the check
+                    problems.append((form.index, key, code, message))
+            for index, key, code, message in problems:
+                found.append(Diagnostic(loaded.file, line_of(index, key), code, f"{where(index)}: {message}"))
     return sorted(set(found), key=lambda d: (d.line, d.code, d.message))
 
 
@@ -142,6 +173,24 @@ def _references(entry: Entry, loaded: LoadedEntry, kb: KB):
 
 
 @entry_rule
+def _introduced_fixed(entry: Entry, loaded: LoadedEntry, kb: KB):
+    for key in ("introduced", "fixed"):
+        for engine, version in getattr(entry, key).items():
+            line = entry.line_of(f"{key}:{engine}")
+            if entry.engines and engine not in entry.engines:
+                yield Diagnostic(loaded.file, line, "G314", f"{key} names {engine!r}, which is not among the entry's "
+                                                            f"engines ({', '.join(entry.engines)})")
+            if _version(version) is None:
+                yield Diagnostic(loaded.file, line, "G312",
+                                 f"{key}.{engine} {version!r} is not a release version (PEP 440, like 0.8.2)")
+    for engine, introduced in entry.introduced.items():
+        fixed = entry.fixed.get(engine)
+        if fixed is not None and _version(introduced) and _version(fixed) and not before(introduced, fixed):
+            yield Diagnostic(loaded.file, entry.line_of(f"fixed:{engine}"), "G314",
+                             f"fixed {fixed} for {engine} does not come after introduced {introduced}")
+
+
+@entry_rule
 def _check_ids(entry: Entry, loaded: LoadedEntry, kb: KB):
     seen: dict[str, int] = {}
     checks = loaded.front.value.get("checks") if loaded.front else None
@@ -166,67 +215,116 @@ def _engine(check: Check, entry: Entry, kb: KB):
     if not entry.engines:
         return
     if not check.engine:
-        yield "id", "G304", f"the entry names several engines ({', '.join(entry.engines)}); say which with 'engine:'"
+        yield 0, "id", "G304", f"the entry names several engines ({', '.join(entry.engines)}); say which with 'engine:'"
     elif entry.engines and check.engine not in entry.engines:
-        yield "engine", "G304", f"engine {check.engine!r} is not among the entry's engines ({', '.join(entry.engines)})"
+        yield 0, "engine", "G304", f"engine {check.engine!r} is not among the entry's engines ({', '.join(entry.engines)})"
 
 
 @check_rule
-def _modifiers(check: Check, entry: Entry, kb: KB):
-    if check.matcher != "contains":
-        if check.after is not None:
-            yield "after", "G303", f"'after' works only with 'contains', not with {check.matcher!r}"
-        if check.adjacent:
-            yield "adjacent", "G303", f"'adjacent' works only with 'contains', not with {check.matcher!r}"
-    elif check.adjacent and check.after is None:
+def _bounds(check: Check, entry: Entry, kb: KB):
+    """Bounds are PEP 440 versions, `since` no later than `until`; a form can apply somewhere and is not shadowed."""
+    usable = []
+    for form in check.forms:
+        bad = False
+        for key in ("since", "until"):
+            value = getattr(form, key)
+            if value is not None and _version(value) is None:
+                yield form.index, key, "G312", f"{key} {value!r} is not a release version (PEP 440, like 0.11.2)"
+                bad = True
+        if bad:
+            continue
+        if form.since is not None and form.until is not None and not within(form.since, None, form.until):
+            yield form.index, "since", "G312", f"since {form.since} comes after until {form.until}"
+            continue
+        engine = kb.engines.get(check.engine)
+        oldest = engine.oldest if engine is not None and engine.oldest else None
+        if oldest and form.until is not None and before(form.until, oldest) and not within(oldest, None, form.until):
+            yield (form.index, "until", "G313",
+                   f"until {form.until} is before {check.engine}'s oldest tracked release {oldest}: "
+                   "this form is never tried")
+            continue
+        shadow = next((other for other in usable if other.fingerprint == form.fingerprint
+                       and _covers(other, form)), None)
+        if shadow is not None:
+            what = "the check itself" if shadow.index == 0 else f"form {shadow.index}"
+            yield (form.index, "since" if form.since else "until" if form.until else "path", "G313",
+                   f"this form looks for the same code in the same place as {what}, in releases {what} covers: "
+                   "it can never decide a verdict; change what it looks for, or drop it")
+        usable.append(form)
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _covers(outer: Form, inner: Form) -> bool:
+    """Whether every release within `inner`'s bounds is within `outer`'s."""
+    if outer.since is not None and (inner.since is None or before(inner.since, outer.since)):
+        return False
+    if outer.until is not None and (inner.until is None or not within(inner.until, None, outer.until)):
+        return False
+    return True
+
+
+@form_rule
+def _modifiers(form: Form, check: Check, entry: Entry, kb: KB):
+    if form.matcher != "contains":
+        if form.after is not None:
+            yield "after", "G303", f"'after' works only with 'contains', not with {form.matcher!r}"
+        if form.adjacent:
+            yield "adjacent", "G303", f"'adjacent' works only with 'contains', not with {form.matcher!r}"
+    elif form.adjacent and form.after is None:
         yield "adjacent", "G303", "'adjacent' needs 'after': adjacent to what?"
-    if check.matcher == "defines" and check.scope is not None:
+    if form.matcher == "defines" and form.scope is not None:
         yield "in", "G303", "'defines' names its symbol itself; drop 'in'"
 
 
-@check_rule
-def _path(check: Check, entry: Entry, kb: KB):
-    problem = check_repository_path(check.path) if check.path else None
+@form_rule
+def _path(form: Form, check: Check, entry: Entry, kb: KB):
+    problem = check_repository_path(form.path) if form.path else None
     if problem:
         yield "path", "G305", problem
 
 
-@check_rule
-def _python_only(check: Check, entry: Entry, kb: KB):
-    if check.is_python or not check.path:
+@form_rule
+def _python_only(form: Form, check: Check, entry: Entry, kb: KB):
+    if form.is_python or not form.path:
         return
-    if check.scope is not None:
-        yield "in", "G306", f"'in' needs a Python file; {check.path} is not one"
-    if check.matcher in ("string", "defines", "query"):
-        yield check.matcher, "G306", f"{check.matcher!r} needs a Python file; {check.path} is not one"
-    if check.adjacent:
-        yield "adjacent", "G306", f"'adjacent' needs a Python file; {check.path} is not one"
+    if form.scope is not None:
+        yield "in", "G306", f"'in' needs a Python file; {form.path} is not one"
+    if form.matcher in ("string", "defines", "query"):
+        yield form.matcher, "G306", f"{form.matcher!r} needs a Python file; {form.path} is not one"
+    if form.adjacent:
+        yield "adjacent", "G306", f"'adjacent' needs a Python file; {form.path} is not one"
 
 
-@check_rule
-def _symbols(check: Check, entry: Entry, kb: KB):
-    for key, symbol in (("in", check.scope), ("defines", check.pattern if check.matcher == "defines" else None)):
+@form_rule
+def _symbols(form: Form, check: Check, entry: Entry, kb: KB):
+    for key, symbol in (("in", form.scope), ("defines", form.pattern if form.matcher == "defines" else None)):
         if symbol is not None and not _SYMBOL.fullmatch(symbol):
             yield key, "G309", f"{symbol!r} is not a dotted Python name like Class.method"
 
 
-@check_rule
-def _patterns(check: Check, entry: Entry, kb: KB):
-    if check.matcher == "matches":
+@form_rule
+def _patterns(form: Form, check: Check, entry: Entry, kb: KB):
+    if form.matcher == "matches":
         try:
-            compile_regex(check.pattern)
+            compile_regex(form.pattern)
         except InvalidPattern as exc:
             yield "matches", "G307", str(exc)
-    elif check.matcher == "query":
+    elif form.matcher == "query":
         try:
-            compile_query(check.pattern)
+            compile_query(form.pattern)
         except InvalidPattern as exc:
             yield "query", "G308", str(exc)
 
 
-@check_rule
-def _fragments(check: Check, entry: Entry, kb: KB):
-    for key, code in ((check.matcher, check.pattern), ("after", check.after)):
+@form_rule
+def _fragments(form: Form, check: Check, entry: Entry, kb: KB):
+    for key, code in ((form.matcher, form.pattern), ("after", form.after)):
         if code is None or key not in ("contains", "absent", "string", "after"):
             continue
         if not code.strip() or (key != "string" and Fragment(code).is_empty):

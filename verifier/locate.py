@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from . import code
 from .code._tokens import ELLIPSIS_META, META
 from .evaluate import FileCache
-from .model import Check
 from .sources import SourceUnavailable
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
@@ -139,38 +138,102 @@ def _place(source: code.SourceFile, scope: code.Scope, name: str, what: str) -> 
     return Place(source.path, source.lines_of(code.Span(scope.start, scope.end)), name, what)
 
 
-def relocation_hint(check: Check, snapshot, files: dict[str, bytes] | None = None,
-                    cache: FileCache | None = None) -> str | None:
-    """Where, in this release, what a changed check looks for now lives; None when nowhere else.
+def cached(searches, snapshot, kind: str, query: str, compute) -> list[Place]:
+    """`compute()` (a search of the whole release), answered from `searches` (a SearchCache) when it was asked
+    before about the same release."""
+    identity = getattr(getattr(snapshot, "release", None), "identity", None)
+    if searches is not None:
+        stored = searches.get(identity, kind, query)
+        if stored is not None:
+            try:
+                return [Place(p, (int(a), int(b)), s, w) for p, (a, b), s, w in stored]
+            except (TypeError, ValueError):
+                pass  # a damaged row: searched again
+    places = compute()
+    if searches is not None:
+        searches.put(identity, kind, query, [[p.path, list(p.lines), p.symbol, p.what] for p in places])
+    return places
 
-    `cache`, shared by the hints of one release, spares parsing a candidate file again for each.
+
+def relocation_places(form, snapshot, files=None, cache: FileCache | None = None, searches=None) -> list[Place]:
+    """Where, in this release, what a form looks for lives, likeliest first, the form's own place left out.
+
+    `files` is every Python file of the release by path, or a function that reads
+    them (called only when a search is not answered by `searches`).
     """
     cache = cache or FileCache()
+
+    def all_files() -> dict[str, bytes]:
+        return files() if callable(files) else (files if files is not None else read_python_files(snapshot))
+
+    def symbol(name: str) -> list[Place]:
+        return cached(searches, snapshot, "symbol", name, lambda: find_symbol(snapshot, name, all_files(), cache))
+
+    def text(value: str) -> list[Place]:
+        return cached(searches, snapshot, "string", value, lambda: find_text(snapshot, value, all_files(), cache))
+
+    def fragment(value: str) -> list[Place]:
+        return cached(searches, snapshot, "fragment", value, lambda: find_fragment(snapshot, value, all_files(), cache))
+
     try:
         places: list[Place] = []
-        if check.matcher == "defines":
-            places = find_symbol(snapshot, check.pattern, files, cache)
-        elif check.matcher == "contains":
-            places = find_fragment(snapshot, check.pattern, files, cache)
-            if not places and check.scope:
-                places = find_symbol(snapshot, check.scope, files, cache)
-        elif check.matcher == "string":
-            places = find_text(snapshot, check.pattern, files, cache)
-        elif check.scope:
-            places = find_symbol(snapshot, check.scope, files, cache)
-    except (SourceUnavailable, code.BudgetExceeded):
-        return None
-    places = [p for p in places if not (p.path == check.path and p.symbol == check.scope)]
-    if not places:
-        return None
-    wanted_name = (check.scope or check.pattern).rsplit(".", 1)[-1]
+        if form.matcher == "defines":
+            places = symbol(form.pattern)
+        elif form.matcher == "contains":
+            places = fragment(form.pattern)
+            if not places and form.scope:
+                places = symbol(form.scope)
+        elif form.matcher == "string":
+            places = text(form.pattern)
+        elif form.scope:
+            places = symbol(form.scope)
+    except code.BudgetExceeded:
+        return []
+    places = [p for p in places if not (p.path == form.path and p.symbol == form.scope)]
+    wanted_name = (form.scope or form.pattern).rsplit(".", 1)[-1]
 
     def likeness(place: Place):
         # The same name in the same file is the likeliest new home; tests are the least likely.
-        return ((place.symbol or "").rsplit(".", 1)[-1] != wanted_name, place.path != check.path,
+        return ((place.symbol or "").rsplit(".", 1)[-1] != wanted_name, place.path != form.path,
                 place.path.startswith("tests/") or "/tests/" in place.path, place.path, place.lines)
 
-    places.sort(key=likeness)
+    return sorted(places, key=likeness)
+
+
+def relocation_hint(form, snapshot, files=None, cache: FileCache | None = None, searches=None) -> str | None:
+    """Where, in this release, what a changed or missing form looks for now lives, written as a form that
+    could be added to `earlier`; None when nowhere else. Raises SourceUnavailable when the release cannot
+    be read.
+
+    `cache`, shared by the hints of one release, spares parsing a candidate file again for each.
+    """
+    places = relocation_places(form, snapshot, files, cache, searches)
+    if not places:
+        return None
     shown = "; ".join(str(p) for p in places[:3])
     more = f" (and {len(places) - 3} more)" if len(places) > 3 else ""
-    return f"now at {shown}{more}"
+    return f"now at {shown}{more}; as a form: {as_form(form, places[0])}"
+
+
+def as_form(form, place: Place) -> str:
+    """The place as a form of `earlier` in flow YAML: what differs from `form` (path, scope)."""
+    parts = []
+    if place.path != form.path:
+        parts.append(f"path: {place.path}")
+    scope = _scope_for(form, place)
+    if scope != form.scope:
+        parts.append(f"in: {scope if scope else 'null'}")
+    if form.matcher == "defines" and place.symbol and place.symbol != form.pattern:
+        parts.append(f"defines: {place.symbol}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _scope_for(form, place: Place) -> str | None:
+    """The `in` of a form at `place`: the definition found, or the one holding the fragment found."""
+    if form.matcher == "defines":
+        return None
+    if place.what == "definition":
+        return place.symbol
+    if form.scope is None:
+        return None
+    return place.symbol

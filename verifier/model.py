@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+
+from packaging.version import InvalidVersion, Version
 
 #: The matchers of FORMAT.md, in the order they are documented.
 MATCHERS = ("contains", "absent", "string", "matches", "defines", "query")
 
+# The verdicts of a check at a release (FORMAT.md, "Verdicts").
 HOLDS = "holds"
 CHANGED = "changed"
+MISSING = "missing"
 ERROR = "error"
+VERDICTS = (HOLDS, CHANGED, MISSING, ERROR)
 
-#: Reasons a check is `changed` (the code moved away from the claim).
-CHANGED_REASONS = ("file-missing", "symbol-missing", "not-found", "out-of-order", "not-adjacent", "present")
+#: Reasons a check is `changed`: it found its place, and the claim is not true there.
+CHANGED_REASONS = ("not-found", "out-of-order", "not-adjacent", "present")
+#: Reasons a check is `missing`: no form found its place (the code may have moved; nothing is said of behaviour).
+MISSING_REASONS = ("file-missing", "symbol-missing")
 #: Reasons a check is `error` (the machinery could not decide).
 ERROR_REASONS = ("unavailable", "invalid", "unparsable")
+
+# The statuses of an entry for one engine at one release, in the order FORMAT.md decides them.
+NOT_AFFECTED = "not-affected"
+UNVERIFIED = "unverified"
+STATUSES = (NOT_AFFECTED, HOLDS, CHANGED, UNVERIFIED)
 
 
 @dataclass(frozen=True)
@@ -35,9 +49,83 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every form at every release, of a few hundred versions
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _without_post(v: Version) -> Version:
+    text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, v.release))
+    if v.pre:
+        text += f"{v.pre[0]}{v.pre[1]}"
+    if v.dev is not None:
+        text += f".dev{v.dev}"
+    return Version(text)
+
+
+def within(version: str, since: str | None, until: str | None) -> bool:
+    """Whether a release lies within inclusive bounds, in PEP 440 order.
+
+    `until` without a post-release takes in its post-releases (`until: 0.11.2`
+    includes 0.11.2.post1). A version that is not PEP 440 (a checkout, `HEAD`)
+    stands for the newest code: after every bound.
+    """
+    v = _version(version)
+    if v is None:
+        return until is None
+    if since is not None:
+        low = _version(since)
+        if low is not None and v < low:
+            return False
+    if until is not None:
+        high = _version(until)
+        if high is not None and v > high and not (high.post is None and _without_post(v) <= high):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Form:
+    """One place and shape of a check's claim: the check's own (form 0) or an item of its `earlier` list.
+
+    Everything that matching needs is here, so that the matchers, the verdict
+    cache and the helper process work on forms; `since`/`until` say in which
+    releases the form is tried.
+    """
+
+    engine: str
+    path: str
+    matcher: str
+    pattern: str
+    scope: str | None = None  # the `in` key
+    after: str | None = None
+    adjacent: bool = False
+    since: str | None = None
+    until: str | None = None
+    index: int = 0  # 0: the check itself; 1...: the items of `earlier`
+    line: int = 0  # line of the form in the entry file
+
+    @property
+    def is_python(self) -> bool:
+        return is_python_path(self.path)
+
+    @cached_property  # asked for every verdict of every release; a frozen dataclass keeps it valid
+    def fingerprint(self) -> str:
+        """A short hash of what the form looks for: a verdict of it is reused only while it is unchanged.
+        Bounds are not in it: they decide where a form is tried, not what it finds."""
+        spec = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent]
+        return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
+
+    def applies(self, version: str) -> bool:
+        return within(version, self.since, self.until)
+
+
 @dataclass(frozen=True)
 class Check:
-    """One claim about an engine's source code; exactly one matcher."""
+    """One claim about an engine's source code: its own form (exactly one matcher), and its earlier forms."""
 
     id: str
     claim: str
@@ -49,15 +137,35 @@ class Check:
     after: str | None = None
     adjacent: bool = False
     line: int = 0  # line of the check's `- id:` item in the entry file
+    since: str | None = None
+    until: str | None = None
+    earlier: tuple[Form, ...] = ()  # items of `earlier`, inheritance resolved, numbered from 1
 
     @property
     def is_python(self) -> bool:
         return is_python_path(self.path)
 
+    @cached_property
+    def own(self) -> Form:
+        """Form 0: the check's own place and code, within its own bounds."""
+        return Form(self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent,
+                    self.since, self.until, 0, self.line)
+
+    @cached_property
+    def forms(self) -> tuple[Form, ...]:
+        return (self.own, *self.earlier)
+
+    def forms_at(self, version: str) -> tuple[Form, ...]:
+        """The forms tried at a release; none means the check has no verdict there."""
+        return tuple(f for f in self.forms if f.applies(version))
+
     @cached_property  # asked for every verdict of every release; a frozen dataclass keeps it valid
     def fingerprint(self) -> str:
-        """A short hash of what the check looks for: a verdict is reused only while it is unchanged."""
-        spec = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent]
+        """A short hash of the check as written (every form, with its bounds): a ledger verdict is current
+        only while it is unchanged. A check with one form and no bounds has its form's fingerprint."""
+        if not self.earlier and self.since is None and self.until is None:
+            return self.own.fingerprint
+        spec = [[f.fingerprint, f.since, f.until] for f in self.forms]
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
 
 
@@ -81,6 +189,8 @@ class Entry:
     history: tuple[HistoryEvent, ...] = ()
     withdrawn: _dt.date | None = None
     checks: tuple[Check, ...] = ()
+    introduced: dict[str, str] = field(default_factory=dict)  # engine -> the release where the gotcha began
+    fixed: dict[str, str] = field(default_factory=dict)  # engine -> the release where it ended
     sections: dict[str, str] = field(default_factory=dict)  # section title -> Markdown
     lines: dict[str, int] = field(default_factory=dict)  # field or section name -> line
 
@@ -92,7 +202,7 @@ class Entry:
 class Verdict:
     """The outcome of one check against one snapshot of one release."""
 
-    status: str  # holds | changed | error
+    status: str  # holds | changed | missing | error
     reason: str | None = None
     path: str | None = None
     lines: tuple[int, int] | None = None
@@ -117,14 +227,52 @@ def is_python_path(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
-def combine(statuses) -> str:
-    """An entry's verdict for one engine at one release, from its checks' verdicts."""
-    statuses = list(statuses)
-    if statuses and all(s == HOLDS for s in statuses):
+#: When no form holds, the verdict of the check is the strongest of its forms' (FORMAT.md, "A claim across releases").
+_STRENGTH = {CHANGED: 0, ERROR: 1, MISSING: 2}
+
+
+def check_verdict(verdicts: Iterable[tuple[int, Verdict]]) -> tuple[int, Verdict] | None:
+    """A check's verdict at one release, from (form index, verdict) of each of its forms that apply there.
+
+    The lowest-numbered form that holds; else the strongest verdict, `changed`
+    before `error` before `missing`, of the lowest-numbered form that has it.
+    None when no form applies: the check has no verdict at this release.
+    """
+    verdicts = list(verdicts)
+    if not verdicts:
+        return None
+    held = [(i, v) for i, v in verdicts if v.status == HOLDS]
+    if held:
+        return min(held, key=lambda iv: iv[0])
+    return min(verdicts, key=lambda iv: (_STRENGTH.get(iv[1].status, 1), iv[0]))
+
+
+def before(version: str, bound: str) -> bool:
+    """Whether a release comes before `bound` in PEP 440 order (a version that is not PEP 440 never does)."""
+    v, b = _version(version), _version(bound)
+    return v is not None and b is not None and v < b
+
+
+def entry_status(version: str, verdicts: Iterable[str], introduced: str | None = None,
+                 fixed: str | None = None) -> str:
+    """An entry's status for one engine at one release: the one place FORMAT.md's "Verdicts" rules live.
+
+    `verdicts` are the verdicts of the entry's checks that have one at this release.
+    """
+    if (introduced is not None and before(version, introduced)) or (fixed is not None and not before(version, fixed)
+                                                                    and _version(fixed) is not None):
+        return NOT_AFFECTED
+    verdicts = list(verdicts)
+    if verdicts and all(v == HOLDS for v in verdicts):
         return HOLDS
-    if any(s == CHANGED for s in statuses):
+    if any(v == CHANGED for v in verdicts):
         return CHANGED
-    return ERROR
+    return UNVERIFIED
+
+
+def entry_bounds(entry: Entry, engine: str) -> tuple[str | None, str | None]:
+    """(introduced, fixed) of an entry for one engine."""
+    return entry.introduced.get(engine), entry.fixed.get(engine)
 
 
 @dataclass(frozen=True)
@@ -147,6 +295,7 @@ class CheckResult:
     release: Release
     verdict: Verdict
     file: str = ""  # the entry's file, for annotations at the check's line
+    form: int | None = 0  # which form the verdict is of (0: the check itself; None: no form was tried)
 
     def to_json(self) -> dict:
         return {
@@ -156,6 +305,7 @@ class CheckResult:
             "engine": self.release.engine,
             "version": self.release.version,
             **self.verdict.to_json(),
+            "form": self.form,
             "claim": self.check.claim,
             "file": self.file,
             "line": self.check.line,

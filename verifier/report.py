@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from .model import CHANGED, ERROR, HOLDS, CheckResult, Diagnostic
+from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Diagnostic, entry_bounds
 
 FORMATS = ("text", "json", "github", "markdown", "junit")
 
@@ -18,7 +18,7 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], results: Sequence[CheckR
     return renderers[fmt](diagnostics, results, notes, entries)
 
 
-_ICONS = {HOLDS: "✅", CHANGED: "❌", ERROR: "⚠️"}
+_ICONS = {HOLDS: "✅", CHANGED: "❌", MISSING: "❔", ERROR: "⚠️"}
 
 
 def _md(value) -> str:
@@ -62,7 +62,7 @@ def junit(diagnostics, results, notes=(), entries=0) -> str:
     for r in results:
         by_entry.setdefault(r.entry, []).append(r)
     for entry, items in by_entry.items():
-        failures = sum(1 for r in items if r.verdict.status == CHANGED)
+        failures = sum(1 for r in items if r.verdict.status in (CHANGED, MISSING))
         errors = sum(1 for r in items if r.verdict.status == ERROR)
         suite = ET.SubElement(suites, "testsuite", name=entry, tests=str(len(items)), failures=str(failures),
                               errors=str(errors))
@@ -72,13 +72,13 @@ def junit(diagnostics, results, notes=(), entries=0) -> str:
                                  name=f"{r.check.id} [{r.release.engine} {r.release.version}]", file=r.file,
                                  line=str(r.check.line))
             detail = "\n".join(x for x in (v.message, v.hint and f"hint: {v.hint}") if x)
-            if v.status == CHANGED:
-                ET.SubElement(case, "failure", message=f"changed: {v.reason}", type=v.reason or "changed").text = detail
+            if v.status in (CHANGED, MISSING):
+                ET.SubElement(case, "failure", message=f"{v.status}: {v.reason}", type=v.reason or v.status).text = detail
             elif v.status == ERROR:
                 ET.SubElement(case, "error", message=f"error: {v.reason}", type=v.reason or "error").text = detail
     total = len(diagnostics) + len(results)
     suites.set("tests", str(total))
-    suites.set("failures", str(len(diagnostics) + sum(1 for r in results if r.verdict.status == CHANGED)))
+    suites.set("failures", str(len(diagnostics) + sum(1 for r in results if r.verdict.status in (CHANGED, MISSING))))
     suites.set("errors", str(sum(1 for r in results if r.verdict.status == ERROR)))
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -88,7 +88,7 @@ def summary(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], e
     return (f"{entries} entr{'y' if entries == 1 else 'ies'}: "
             f"{len(diagnostics)} lint problem{'' if len(diagnostics) == 1 else 's'}; "
             f"{len(results)} check verdict{'' if len(results) == 1 else 's'}: "
-            f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[ERROR]} error")
+            f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[MISSING]} missing, {counts[ERROR]} error")
 
 
 def text(diagnostics, results, notes=(), entries=0) -> str:
@@ -107,7 +107,7 @@ def text(diagnostics, results, notes=(), entries=0) -> str:
             where += f":{v.lines[0]}" + (f"-{v.lines[1]}" if v.lines[1] != v.lines[0] else "")
         if v.symbol:
             where += f" in {v.symbol}"
-        status = v.status + (f" [{v.reason}]" if v.reason else "")
+        status = v.status + (f" [{v.reason}]" if v.reason else "") + (f" (form {r.form})" if r.form else "")
         out.append(f"  {r.release.engine} {r.release.version}  {status:<24} {r.check.id}  {where}")
         if v.status != HOLDS:
             if v.message:
@@ -154,7 +154,10 @@ def github(diagnostics, results, notes=(), entries=0) -> str:
         message = f"{r.check.id}: {v.status} ({v.reason}) in {engine}: {v.message or ''}"
         if v.hint:
             message += f"\nhint: {v.hint}"
-        level = "error" if v.status == CHANGED else "warning"
+        if v.status == MISSING:
+            message += ("\nThe code may have moved: point the check at its new place, or keep this one as a "
+                        "form of `earlier` (`gotchas trace` proposes it).")
+        level = "error" if v.status in (CHANGED, MISSING) else "warning"
         out.append(annotation(level, r.file, r.check.line, f"{r.entry} {v.status}", message))
     out.extend(notes)
     out.append(summary(diagnostics, results, entries))
@@ -166,12 +169,16 @@ def github(diagnostics, results, notes=(), entries=0) -> str:
 RUN_FORMATS = ("text", "json", "markdown")
 
 
-def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, site_url: str = "") -> str:
+def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, site_url: str = "",
+               problems=()) -> str:
+    """The report of a `verify` run: `changes` (history.StatusChange) are the entries whose status changed in a
+    release verified by the run, `problems` (history.BoundsProblem) where the code contradicts an entry's
+    `introduced` or `fixed`."""
     results = [r for run in runs for r in run.results]
     if fmt == "json":
         return as_json(diagnostics, results)
     if fmt == "markdown":
-        return run_markdown(kb, runs, changes, diagnostics, notes, site_url)
+        return run_markdown(kb, runs, changes, diagnostics, notes, site_url, problems)
     out = [f"  {d}" for d in diagnostics]
     if diagnostics:
         out.insert(0, "Lint:")
@@ -183,12 +190,19 @@ def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, si
         counts = Counter(r.verdict.status for r in run.results)
         out.append(f"{name}: verified {len(run.releases)} release{'s' if len(run.releases) != 1 else ''} "
                    f"({run.releases[0].version} – {run.releases[-1].version}): "
-                   f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[ERROR]} error")
-    for change in changes:
-        out.append(f"  {change.entry}: {change.before} in {change.engine} {change.before_version} → "
-                   f"{change.after} in {change.after_version}")
-        for t in change.checks:
-            out.append(f"      {t.summary}")
+                   f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[MISSING]} missing, {counts[ERROR]} error")
+    for title, group in _change_groups(changes):
+        out.append(f"{title}:")
+        for change in group:
+            out.append(f"  {change.entry}: {change.before} in {change.engine} {change.before_version} → "
+                       f"{change.after} in {change.after_version}")
+            for t in change.checks:
+                out.append(f"      {t.summary}")
+                if t.after.hint:
+                    out.append(f"        hint: {t.after.hint}")
+    if problems:
+        out.append("Releases that contradict `introduced` or `fixed`:")
+        out.extend(f"  {p}" for p in problems)
     errors = [r for r in results if r.verdict.status == ERROR]
     for r in errors[:20]:
         out.append(f"  error: {r.release.engine} {r.release.version} {r.entry}/{r.check.id}: "
@@ -201,14 +215,30 @@ def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, si
     return "\n".join(out) + "\n"
 
 
-def _lines(record: dict) -> str:
-    if record.get("lines"):
-        a, b = record["lines"]
-        return f"`{record['path']}:{a}`" + (f"–{b}" if b != a else "")
-    return f"`{record.get('path')}`"
+#: The headings of status changes, by what they ask of a reader.
+_REGRESSIONS = "Claims contradicted (the gotcha may be gone or different: someone should look)"
+_MOVED = ("Checks to update (their code is not where they look: it may have moved; not a regression, but "
+          "an author should point them at the new place or add an `earlier` form)")
+_OTHER = "Other status changes"
 
 
-def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "") -> str:
+def _change_groups(changes):
+    groups = [(_REGRESSIONS, [c for c in changes if c.regression]),
+              (_MOVED, [c for c in changes if c.moved]),
+              (_OTHER, [c for c in changes if not c.regression and not c.moved])]
+    return [(title, group) for title, group in groups if group]
+
+
+def _lines(record) -> str:
+    if record.lines:
+        a, b = record.lines
+        return f"`{record.path}:{a}`" + (f"–{b}" if b != a else "")
+    return f"`{record.path}`"
+
+
+def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "", problems=()) -> str:
+    from .history import describe_verdict
+
     site = site_url.rstrip("/") + "/" if site_url else ""
     out = ["# Verification report", ""]
     for run in runs:
@@ -220,23 +250,26 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "") -> s
         else:
             out.append(f"- **{name}**: no new release.")
     out.append("")
-    if changes:
-        out += ["## Status changes", "", "| engine | entry | before | after | check | reason | where |",
+    for title, group in _change_groups(changes):
+        out += [f"## {title}", "", "| engine | entry | before | after | check | verdicts | where |",
                 "|---|---|---|---|---|---|---|"]
-        for c in changes:
+        for c in group:
             engine = kb.engines[c.engine].name if c.engine in kb.engines else c.engine
             for t in c.checks or [None]:
                 check = t.check if t else ""
-                reason = " → ".join(r or "—" for r in (t.before.get("reason"), t.after.get("reason"))) if t else ""
+                verdicts = f"{describe_verdict(t.before)} → {describe_verdict(t.after)}" if t else ""
                 where = (f"{_lines(t.before)} → {_lines(t.after)}" if t else "")
-                if t and t.after.get("hint"):
-                    where += f"<br>hint: {t.after['hint']}"
+                if t and t.after.hint:
+                    where += f"<br>hint: {t.after.hint}"
                 entry = f"[`{c.entry}`]({site}entries/{c.entry}/)" if site else f"`{c.entry}`"
                 out.append(f"| {engine} | {entry} | {c.before} in {c.before_version} | "
-                           f"{c.after} in {c.after_version} | {check} | {reason} | {where.replace('|', '&#124;')} |")
+                           f"{c.after} in {c.after_version} | {_md(check)} | {_md(verdicts)} | "
+                           f"{where.replace('|', '&#124;')} |")
         out.append("")
-    else:
+    if not changes:
         out += ["No entry changed status.", ""]
+    if problems:
+        out += ["## Releases that contradict `introduced` or `fixed`", ""] + [f"- {_md(p)}" for p in problems] + [""]
     if diagnostics:
         out += ["## Lint problems", ""] + [f"- `{d.path}:{d.line}` {d.code} {d.message}" for d in diagnostics] + [""]
     if notes:
@@ -245,6 +278,25 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "") -> s
 
 
 # --- show ----------------------------------------------------------------------------
+
+def show_records(kb, entry, ledger, engine_filter=None) -> list[dict]:
+    """`gotchas show ID --format json`: one record per engine and release, in release order."""
+    records = []
+    for engine in entry.engines:
+        if engine_filter and engine != engine_filter:
+            continue
+        engine_ledger = ledger.load(engine)
+        engine_ledger.restatus({entry.id: entry_bounds(entry, engine)})
+        for version in engine_ledger.versions():
+            found = engine_ledger.entry(version, entry.id)
+            if found is None:
+                continue
+            checks = [{"check": check.id, "verdict": record.verdict, "reason": record.reason, "form": record.form}
+                      for check in entry.checks if check.engine == engine
+                      for record in [found.checks.get(check.id)] if record is not None]
+            records.append({"engine": engine, "version": version, "status": found.status, "checks": checks})
+    return records
+
 
 def show_entry(kb, entry, ledger, engine_filter=None) -> str:
     from . import history
@@ -257,19 +309,28 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
             continue
         name = kb.engines[engine].name if engine in kb.engines else engine
         engine_ledger = ledger.load(engine)
-        statuses = history.entry_statuses(engine_ledger, entry.id)
+        introduced, fixed = entry_bounds(entry, engine)
+        engine_ledger.restatus({entry.id: (introduced, fixed)})
+        statuses = history.entry_statuses(engine_ledger, entry.id, decided=True)
         out.append("")
         out.append(f"{name}: {history.describe(name, statuses)}")
+        if introduced or fixed:
+            out.append("  stated: " + ", ".join(f"{k} {v}" for k, v in (("introduced", introduced), ("fixed", fixed))
+                                                 if v))
         if not statuses:
             continue
         latest_version, latest = statuses[-1]
         out.append(f"  latest verified: {latest} in {latest_version}")
+        unverified = [(v, engine_ledger.entry(v, entry.id)) for v, s in statuses if s == history.UNVERIFIED]
+        if unverified:
+            version, record = unverified[-1]
+            held, total = record.verified
+            out.append(f"  unverified in {len(unverified)} release{'s' if len(unverified) != 1 else ''}: "
+                       f"in {version}, {held} of {total} claims verified")
         for check in entry.checks:
             if check.engine != engine:
                 continue
-            found = history.ranges(history.check_statuses(engine_ledger, entry.id, check.id))
-            where = ", ".join(str(r) for r in found) if found else "never"
-            out.append(f"  {check.id}: holds in {where}")
+            out.append(f"  {check.id}: {_check_history(engine_ledger, entry.id, check.id)}")
         flips = history.transitions(engine_ledger, entry.id)
         if flips:
             out.append("  transitions:")
@@ -277,19 +338,51 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
                 out.append(f"    {t.summary}")
                 out.append(f"      before: {_plain_where(t.before)}")
                 out.append(f"      after:  {_plain_where(t.after)}")
+        problems = history.bounds_problems(engine_ledger, entry.id, introduced, fixed)
+        if problems:
+            out.append("  releases that contradict `introduced` or `fixed`:")
+            out.extend(f"    {p}" for p in problems)
     return "\n".join(out) + "\n"
 
 
-def _plain_where(record: dict) -> str:
-    text = f"{record['verdict']}"
-    if record.get("reason"):
-        text += f" ({record['reason']})"
-    text += f" {record.get('path')}"
-    if record.get("lines"):
-        a, b = record["lines"]
+def _check_history(ledger, entry: str, check: str) -> str:
+    """Where a check holds, in which form: `holds in 0.8.2 – 0.11.2 (form 1), 0.12.0 – 0.33.0 (latest)`."""
+    runs: list[list] = []  # [form, first, last] of consecutive releases where it holds in one form
+    decided = []
+    for version in ledger.versions():
+        found = ledger.entry(version, entry)
+        record = found.checks.get(check) if found is not None else None
+        if record is None or not record.decided:
+            continue
+        decided.append(version)
+        if record.verdict == HOLDS:
+            if runs and len(decided) > 1 and runs[-1][2] == decided[-2] and runs[-1][0] == record.form:
+                runs[-1][2] = version
+            else:
+                runs.append([record.form, version, version])
+    if not runs:
+        return "holds in no verified release"
+    parts = []
+    for form, first, last in runs:
+        span = first if first == last else f"{first} – {last}"
+        if last == decided[-1]:
+            span += " (latest)"
+        parts.append(span + (f" (form {form})" if form else ""))
+    return "holds in " + ", ".join(parts)
+
+
+def _plain_where(record) -> str:
+    text = record.verdict
+    if record.reason:
+        text += f" ({record.reason})"
+    if record.form:
+        text += f" (form {record.form})"
+    text += f" {record.path}"
+    if record.lines:
+        a, b = record.lines
         text += f":{a}" + (f"-{b}" if b != a else "")
-    if record.get("symbol"):
-        text += f" in {record['symbol']}"
-    if record.get("hint"):
-        text += f"; hint: {record['hint']}"
+    if record.symbol:
+        text += f" in {record.symbol}"
+    if record.hint:
+        text += f"; hint: {record.hint}"
     return text

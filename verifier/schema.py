@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from .entries import CHECK_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED
+from .entries import CHECK_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED, FORM_FIELDS
 from .kb import KB
 from .model import MATCHERS
 
@@ -18,6 +18,9 @@ SCHEMA_FILE = "entry.schema.json"
 _KEBAB = "^[a-z0-9]+(-[a-z0-9]+)*$"
 _DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _SYMBOL = r"^[^\W\d]\w*(\.[^\W\d]\w*)*$"
+#: A release as PEP 440 writes it (the linter, with `packaging`, is the judge of the rest). YAML reads `0.10`
+#: as a number; the linter takes it as written, so a number is allowed here too.
+_VERSION = {"type": ["string", "number"], "pattern": r"^v?([0-9]+!)?[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"}
 
 
 def _described_enum(terms: dict[str, str]) -> dict:
@@ -27,6 +30,33 @@ def _described_enum(terms: dict[str, str]) -> dict:
 def entry_schema(kb: KB) -> dict:
     matcher_text = {"type": "string", "minLength": 1}
     matcher_props = {m: {**matcher_text, "description": _MATCHER_HELP[m]} for m in MATCHERS}
+    bounds = {
+        "since": {**_VERSION, "description": "the first release (inclusive, PEP 440) in which this form is tried"},
+        "until": {**_VERSION, "description": "the last release (inclusive; its post-releases too) in which this "
+                                             "form is tried"},
+    }
+    modifier_rules = [
+        {"if": {"required": ["after"]}, "then": {"required": ["contains"]}},
+        {"if": {"required": ["adjacent"]}, "then": {"required": ["contains", "after"]}},
+    ]
+    form = {
+        "type": "object",
+        "additionalProperties": False,
+        "description": "another place and shape of the same claim: path and in are inherited when left out; a matcher "
+                       "replaces the check's matcher and modifiers, which are inherited whole when it has none",
+        "properties": {
+            **bounds,
+            "path": {"type": "string", "pattern": r"^(?!/)(?!.*(^|/)\.\.?(/|$))[^\\]+$"},
+            "in": {"anyOf": [{"type": "string", "pattern": _SYMBOL}, {"type": "null"}],
+                   "description": "a dotted Python symbol; null drops the check's scope"},
+            **matcher_props,
+            "after": {**matcher_text},
+            "adjacent": {"type": "boolean"},
+        },
+        "not": {"anyOf": [{"required": [a, b]} for i, a in enumerate(MATCHERS) for b in MATCHERS[i + 1:]]},
+        "allOf": modifier_rules,
+    }
+    assert set(form["properties"]) == set(FORM_FIELDS)
     check = {
         "type": "object",
         "additionalProperties": False,
@@ -41,11 +71,13 @@ def entry_schema(kb: KB) -> dict:
             **matcher_props,
             "after": {**matcher_text, "description": "contains only: the match begins after this fragment"},
             "adjacent": {"type": "boolean", "description": "with after: the two statements are consecutive"},
+            **bounds,
+            "earlier": {"type": "array", "minItems": 1, "items": form,
+                        "description": "the other forms the same claim took in other releases"},
         },
         "oneOf": [{"required": [m]} for m in MATCHERS],
         "allOf": [
-            {"if": {"required": ["after"]}, "then": {"required": ["contains"]}},
-            {"if": {"required": ["adjacent"]}, "then": {"required": ["contains", "after"]}},
+            *modifier_rules,
             {"if": {"required": ["defines"]}, "then": {"not": {"required": ["in"]}}},
         ],
     }
@@ -69,6 +101,11 @@ def entry_schema(kb: KB) -> dict:
                 "type": "object", "additionalProperties": False, "required": ["date", "note"],
                 "properties": {"date": {"type": "string", "pattern": _DATE}, "note": {"type": "string"}}}},
             "withdrawn": {"type": "string", "pattern": _DATE},
+            "introduced": {"type": "object", "propertyNames": {"enum": sorted(kb.engines)},
+                           "additionalProperties": _VERSION,
+                           "description": "per engine, the release where the gotcha began"},
+            "fixed": {"type": "object", "propertyNames": {"enum": sorted(kb.engines)}, "additionalProperties": _VERSION,
+                      "description": "per engine, the release where the gotcha ended"},
             "checks": {"type": "array", "minItems": 1, "items": check},
         },
     }

@@ -25,11 +25,21 @@ from markdown_it import MarkdownIt
 from . import __version__, history
 from .kb import KB, Engine
 from .ledger import EngineLedger, Ledger
-from .model import CHANGED, ERROR, HOLDS, Entry
+from .ledger import EntryRecord
+from .model import CHANGED, ERROR, HOLDS, MISSING, NOT_AFFECTED, STATUSES, UNVERIFIED, VERDICTS, Entry, entry_bounds
 
 SECTION_IDS = {"Symptom": "symptom", "Root cause": "root-cause", "Workaround": "workaround", "Notes": "notes"}
-STATUS_WORDS = {HOLDS: "holds", CHANGED: "changed", ERROR: "error", None: "not verified"}
-STATUS_ICONS = {HOLDS: "✓", CHANGED: "✗", ERROR: "!", None: "–"}
+#: Entry statuses and check verdicts, in words and icons (never colour alone).
+STATUS_WORDS = {NOT_AFFECTED: "not affected", HOLDS: "holds", CHANGED: "changed", UNVERIFIED: "unverified",
+                MISSING: "missing", ERROR: "error", None: "not verified"}
+STATUS_ICONS = {NOT_AFFECTED: "○", HOLDS: "✓", CHANGED: "✗", UNVERIFIED: "?", MISSING: "?", ERROR: "!", None: "–"}
+#: What each check verdict means, for readers (shown beside a check that does not hold).
+VERDICT_MEANINGS = {
+    CHANGED: "the check found its place in this release, and the claim is not true there",
+    MISSING: "the check's file or symbol is not in this release: the code may have moved; this says nothing "
+             "about the behaviour",
+    ERROR: "the verifier could not read or evaluate this check here",
+}
 _SAFE_SCHEMES = ("https:", "http:", "mailto:")
 
 
@@ -78,17 +88,25 @@ class EntryStatus:
     ranges: list[history.Range]
     transitions: list[history.Transition]
     latest_version: str | None
-    latest: str | None  # the entry's verdict at the engine's newest release in the ledger
+    latest: str | None  # the entry's status at the engine's newest release in the ledger
+    verified: dict[str, tuple[int, int]] = field(default_factory=dict)  # version -> (claims verified, claims)
+    introduced: str | None = None
+    fixed: str | None = None
 
     def to_json(self) -> dict:
         return {
             "engine": self.engine,
             "latest_version": self.latest_version,
             "latest": self.latest,
-            "ranges": [{"first": r.first, "last": r.last, "fixed": r.fixed, "latest": r.latest} for r in self.ranges],
+            "introduced": self.introduced,
+            "fixed": self.fixed,
+            "ranges": [{"status": r.status, "first": r.first, "last": r.last, "latest": r.latest,
+                        "next": {"version": r.next[0], "status": r.next[1]} if r.next else None}
+                       for r in self.ranges],
             "transitions": [{"check": t.check, "before_version": t.before_version, "after_version": t.after_version,
-                             "before": t.before, "after": t.after} for t in self.transitions],
-            "verdicts": dict(self.statuses),
+                             "before": t.before.to_json(), "after": t.after.to_json()} for t in self.transitions],
+            "statuses": dict(self.statuses),
+            "verified": {v: {"verified": n, "claims": m} for v, (n, m) in self.verified.items()},
         }
 
 
@@ -107,20 +125,25 @@ class Site:
             return EntryStatus(engine, [], [], [], None, None)
         statuses = history.entry_statuses(view.ledger, entry.id)
         latest = history.status_at(view.ledger, entry.id, view.latest) if view.latest else None
-        return EntryStatus(engine, statuses, history.ranges(statuses), history.transitions(view.ledger, entry.id),
-                           view.latest, latest)
+        verified = {v: view.ledger.entry(v, entry.id).verified for v, _ in statuses}
+        return EntryStatus(engine, statuses, history.segments(history.entry_statuses(view.ledger, entry.id, True)),
+                           history.transitions(view.ledger, entry.id), view.latest, latest, verified,
+                           *entry_bounds(entry, engine))
 
-    def record(self, entry: Entry, engine: str, version: str) -> dict | None:
+    def record(self, entry: Entry, engine: str, version: str) -> EntryRecord | None:
         view = self.engines.get(engine)
         if view is None:
             return None
-        return view.ledger.releases.get(version, {}).get("entries", {}).get(entry.id)
+        return view.ledger.entry(version, entry.id)
 
 
 def load(kb: KB, entries: list[Entry], ledger: Ledger, base_url: str = "/", edit_base: str | None = None) -> Site:
     engines = {}
     for key, engine in kb.engines.items():
-        engines[key] = EngineView(engine, ledger.load(key), ledger.load_evidence(key))
+        engine_ledger = ledger.load(key)
+        # Statuses as the entries say now: an edited `introduced` or `fixed` shows before the next verify.
+        engine_ledger.restatus({e.id: entry_bounds(e, key) for e in entries if key in e.engines})
+        engines[key] = EngineView(engine, engine_ledger, ledger.load_evidence(key))
     if edit_base and not edit_base.endswith("/"):
         edit_base += "/"
     return Site(kb, sorted(entries, key=lambda e: e.id), engines, base_url if base_url.endswith("/") else base_url + "/",
@@ -205,21 +228,21 @@ def _status_badge(status: str | None) -> str:
 
 
 def _status_sentence(site: Site, entry: Entry, engine: str) -> str:
+    """Each run of releases with one status, oldest first; an unverified run says how many claims were verified."""
     name = site.kb.engines[engine].name if engine in site.kb.engines else engine
     st = site.status(entry, engine)
     if not st.statuses:
         return f"not yet verified against {esc(name)}"
     parts = []
     for r in st.ranges:
-        text = f"holds in {esc(name)} {esc(r.first)}" + (f" – {esc(r.last)}" if r.last != r.first else "")
+        text = f"{esc(history.STATUS_PHRASES.get(r.status, r.status))} in {esc(name)} {esc(r.first)}" + (
+            f" – {esc(r.last)}" if r.last != r.first else "")
         if r.latest:
             text += " (latest)"
-        if r.fixed:
-            text += f"; changed in {esc(r.fixed)}"
+        if r.status == UNVERIFIED and r.last in st.verified:
+            held, total = st.verified[r.last]
+            text += f" ({held} of {total} claims verified in {esc(r.last)})"
         parts.append(text)
-    if not parts:
-        last_version, last = st.statuses[-1]
-        return f"does not hold in any verified {esc(name)} release ({esc(STATUS_WORDS.get(last, last))} in {esc(last_version)})"
     return "; ".join(parts)
 
 
@@ -228,13 +251,17 @@ def _strip(site: Site, entry: Entry, engine: str, root: str) -> str:
     if view is None or not view.versions:
         return ""
     cells = []
-    verdicts = dict(site.status(entry, engine).statuses)
+    st = site.status(entry, engine)
+    verdicts = dict(st.statuses)
     for version in view.versions:
         status = verdicts.get(version)
         word = STATUS_WORDS.get(status, status)
+        label = word
+        if status == UNVERIFIED and version in st.verified:
+            label += " ({} of {} claims verified)".format(*st.verified[version])
         cells.append(f'<li class="cell cell-{esc(word.replace(" ", "-"))}"><a href="{root}{Builder.release_url(engine, version)}" '
-                     f'title="{esc(version)}: {esc(word)}"><span aria-hidden="true">{STATUS_ICONS.get(status, "–")}</span>'
-                     f'<span class="visually-hidden">{esc(version)}: {esc(word)}</span></a></li>')
+                     f'title="{esc(version)}: {esc(label)}"><span aria-hidden="true">{STATUS_ICONS.get(status, "–")}</span>'
+                     f'<span class="visually-hidden">{esc(version)}: {esc(label)}</span></a></li>')
     first, last = view.versions[0], view.versions[-1]
     return (f'<figure class="strip-figure"><figcaption>History across {esc(view.engine.name)} releases '
             f'{esc(first)} to {esc(last)}, oldest first</figcaption><ol class="strip">{"".join(cells)}</ol></figure>')
@@ -266,13 +293,13 @@ def _excerpt(evidence: dict | None) -> str:
             f'are highlighted</caption><tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def _where(record: dict) -> str:
-    text = esc(record.get("path"))
-    if record.get("lines"):
-        a, b = record["lines"]
+def _where(record) -> str:
+    text = esc(record.path)
+    if record.lines:
+        a, b = record.lines
         text += f":{a}" + (f"–{b}" if b != a else "")
-    if record.get("symbol"):
-        text += f" in <code>{esc(record['symbol'])}</code>"
+    if record.symbol:
+        text += f" in <code>{esc(record.symbol)}</code>"
     return text
 
 
@@ -289,7 +316,10 @@ def _entry_row(site: Site, entry: Entry, root: str) -> str:
     for engine in entry.engines:
         st = site.status(entry, engine)
         name = site.kb.engines[engine].name if engine in site.kb.engines else engine
-        statuses.append(f"<li>{esc(name)}: {_status_badge(st.latest)}</li>")
+        unverified = ""
+        if st.latest == UNVERIFIED and st.latest_version in st.verified:
+            unverified = " ({} of {} claims verified)".format(*st.verified[st.latest_version])
+        statuses.append(f"<li>{esc(name)}: {_status_badge(st.latest)}{esc(unverified)}</li>")
         status_words.append(f"{engine}:{STATUS_WORDS.get(st.latest, st.latest).replace(' ', '-')}")
     attrs = " ".join(f'data-{k}="{esc(v)}"' for k, v in data.items())
     return (f'<tr {attrs} data-status="{esc(" ".join(status_words))}"><td><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a>'
@@ -325,7 +355,7 @@ def _index_page(b: Builder) -> None:
     engines = "".join(f'<li><a href="engines/{quote(k)}/">{esc(v.engine.name)}</a></li>' for k, v in site.engines.items())
     status_lists = []
     for key, view in site.engines.items():
-        for status in (HOLDS, CHANGED):
+        for status in STATUSES:
             members = [e for e in site.entries if key in e.engines and site.status(e, key).latest == status]
             if members:
                 items = "".join(f'<li><a href="{Builder.entry_url(e.id)}">{esc(e.title)}</a></li>' for e in members)
@@ -343,8 +373,9 @@ def _index_page(b: Builder) -> None:
         + _select("filter-engine", "Engine", [("", "any")] + [(k, v.engine.name) for k, v in site.engines.items()])
         + _select("filter-scheme", "Scheme", [("", "any")] + [(t, t) for t in site.kb.schemes])
         + _select("filter-concept", "Concept", [("", "any")] + [(t, t) for t in site.kb.concepts])
-        + _select("filter-status", "Status at the latest release", [("", "any"), ("holds", "holds"), ("changed", "changed"),
-                                                                    ("error", "error"), ("not-verified", "not verified")])
+        + _select("filter-status", "Status at the latest release",
+                  [("", "any")] + [(STATUS_WORDS[s].replace(" ", "-"), STATUS_WORDS[s]) for s in STATUSES]
+                  + [("not-verified", "not verified")])
         + '<p id="filter-count" role="status" aria-live="polite"></p></form>')
     content = f"""<h1>Gotchas of LLM serving engines</h1>
 <p class="lead">How vLLM and SGLang fail in production, each gotcha tied to the engines' source code and re-checked at every release.
@@ -401,18 +432,24 @@ def _entry_pages(b: Builder) -> None:
             engine = site.kb.engines.get(check.engine)
             version = view.latest if view else None
             record = site.record(entry, check.engine, version) if version else None
-            verdict = record["checks"].get(check.id) if record else None
-            status = verdict["verdict"] if verdict else None
+            verdict = record.checks.get(check.id) if record else None
+            status = verdict.verdict if verdict else None
             evidence = view.evidence["checks"].get(f"{entry.id}/{check.id}") if view and view.evidence.get("version") == version else None
             where = ""
             if verdict and engine:
-                link = _permalink(engine, version, verdict.get("path") or check.path, verdict.get("lines"))
-                where = (f'<p class="where">{_where(verdict)} in {esc(engine.name)} {esc(version)} · '
-                         f'<a href="{esc(link)}">view at {esc(engine.tag(version))}</a></p>')
+                form = f" (form {verdict.form} of the check)" if verdict.form else ""
+                if verdict.verdict == MISSING:  # no link to a file the release does not have
+                    where = f'<p class="where">{_where(verdict)} in {esc(engine.name)} {esc(version)}{form}</p>'
+                else:
+                    link = _permalink(engine, version, verdict.path or check.path, verdict.lines)
+                    where = (f'<p class="where">{_where(verdict)} in {esc(engine.name)} {esc(version)}{form} · '
+                             f'<a href="{esc(link)}">view at {esc(engine.tag(version))}</a></p>')
             hint = ""
-            if verdict and verdict.get("verdict") != HOLDS:
-                reason = f"<p>Reason: <strong>{esc(verdict.get('reason'))}</strong></p>" if verdict.get("reason") else ""
-                hint = reason + (f'<p class="hint">Hint: {esc(verdict["hint"])}</p>' if verdict.get("hint") else "")
+            if verdict and verdict.verdict != HOLDS:
+                meaning = VERDICT_MEANINGS.get(verdict.verdict, "")
+                reason = (f"<p>Reason: <strong>{esc(verdict.reason)}</strong>: {esc(meaning)}</p>" if verdict.reason
+                          else "")
+                hint = reason + (f'<p class="hint">Hint: {esc(verdict.hint)}</p>' if verdict.hint else "")
             matcher = f'<p class="matcher"><span class="key">{esc(check.matcher)}</span> <code>{esc(check.pattern)}</code>'
             if check.scope:
                 matcher += f' <span class="key">in</span> <code>{esc(check.scope)}</code>'
@@ -429,8 +466,10 @@ def _entry_pages(b: Builder) -> None:
         transitions = []
         for engine in entry.engines:
             for t in site.status(entry, engine).transitions:
-                transitions.append(f"<li>{esc(engine)} <code>{esc(t.check)}</code>: {esc(t.before['verdict'])} in "
-                                   f"{esc(t.before_version)} ({_where(t.before)}) → {esc(t.after['verdict'])} in "
+                transitions.append(f"<li>{esc(engine)} <code>{esc(t.check)}</code>: "
+                                   f"{esc(history.describe_verdict(t.before))} in "
+                                   f"{esc(t.before_version)} ({_where(t.before)}) → "
+                                   f"{esc(history.describe_verdict(t.after))} in "
                                    f"{esc(t.after_version)} ({_where(t.after)})</li>")
         concepts = ", ".join(f'<a href="{root}concepts/{quote(c)}/">{esc(c)}</a>' for c in entry.concepts)
         withdrawn = (f'<p class="banner" role="note">Withdrawn on {esc(entry.withdrawn.isoformat())}: kept for the record; '
@@ -488,13 +527,14 @@ def _engine_pages(b: Builder) -> None:
         previous = None
         for version in view.versions:
             record = view.ledger.releases[version]
-            counts = {s: sum(1 for e in record["entries"].values() if e["verdict"] == s) for s in (HOLDS, CHANGED, ERROR)}
-            rows.append(f'<tr><td><a href="{quote(version)}/">{esc(version)}</a></td><td>{esc(record.get("date") or "")}</td>'
-                        f"<td>{counts[HOLDS]}</td><td>{counts[CHANGED]}</td><td>{counts[ERROR]}</td></tr>")
+            counts = {s: sum(1 for e in record.entries.values() if e.status == s) for s in STATUSES}
+            rows.append(f'<tr><td><a href="{quote(version)}/">{esc(version)}</a></td><td>{esc(record.date or "")}</td>'
+                        + "".join(f"<td>{counts[s]}</td>" for s in (HOLDS, UNVERIFIED, CHANGED, NOT_AFFECTED)) + "</tr>")
             _release_page(b, key, view, version, previous)
             previous = version
         table = ('<table class="releases"><thead><tr><th scope="col">Release</th><th scope="col">Date</th>'
-                 '<th scope="col">Entries that hold</th><th scope="col">Changed</th><th scope="col">Error</th></tr></thead>'
+                 '<th scope="col">Entries that hold</th><th scope="col">Unverified</th><th scope="col">Changed</th>'
+                 '<th scope="col">Not affected</th></tr></thead>'
                  f"<tbody>{''.join(reversed(rows))}</tbody></table>") if rows else "<p>No release verified yet.</p>"
         b.pages.append(Page(f"engines/{key}/index.html", f"{view.engine.name} releases",
                             f"<h1>{esc(view.engine.name)} releases</h1><p>Package <code>{esc(view.engine.package)}</code>, "
@@ -506,39 +546,69 @@ def _engine_pages(b: Builder) -> None:
     b.pages.append(Page("engines/index.html", "Engines", f"<h1>Engines and releases</h1><ul>{''.join(overview)}</ul>"))
 
 
+#: The sections of a release page, by entry status: what each says to an operator.
+_RELEASE_SECTIONS = (
+    (HOLDS, "bite", "These gotchas bite {version}",
+     "Every claim of the entry holds in this release's code."),
+    (UNVERIFIED, "unverified", "Unverified in {version}",
+     "Not every claim could be checked here (its code is not where the check looks, or could not be read); "
+     "none is contradicted. Do not read this as \"does not apply\"."),
+    (CHANGED, "changed", "Changed in {version}",
+     "A claim is contradicted by this release's code: the gotcha may be gone or different."),
+    (NOT_AFFECTED, "not-affected", "Not affected in {version}",
+     "The entry states that its gotcha began later or ended earlier (introduced / fixed)."),
+)
+
+
 def _release_page(b: Builder, key: str, view: EngineView, version: str, previous: str | None) -> None:
     site = b.site
     root = "../../../"
     record = view.ledger.releases[version]
     engine = view.engine
-    bite, clear, changed_since = [], [], []
+    groups: dict[str, list[str]] = {status: [] for status, *_ in _RELEASE_SECTIONS}
+    changed_since = []
     for entry in site.entries:
-        result = record["entries"].get(entry.id)
+        result = record.entries.get(entry.id)
         if result is None:
             continue
-        before = view.ledger.releases[previous]["entries"].get(entry.id) if previous else None
-        if before is not None and before["verdict"] != result["verdict"]:
+        before = view.ledger.entry(previous, entry.id) if previous else None
+        if before is not None and before.status != result.status:
             changed_since.append(f'<li><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a>: '
-                                 f'{esc(before["verdict"])} in {esc(previous)} → {esc(result["verdict"])} here</li>')
+                                 f'{esc(STATUS_WORDS.get(before.status, before.status))} in {esc(previous)} → '
+                                 f'{esc(STATUS_WORDS.get(result.status, result.status))} here</li>')
         checks = []
         for check in entry.checks:
-            verdict = result["checks"].get(check.id)
+            verdict = result.checks.get(check.id)
             if verdict is None:
                 continue
-            link = _permalink(engine, version, verdict.get("path") or check.path, verdict.get("lines"))
-            reason = f" ({esc(verdict['reason'])})" if verdict.get("reason") else ""
-            checks.append(f'<li>{_status_badge(verdict["verdict"])}{reason} {esc(check.claim)} '
-                          f'<span class="where">{_where(verdict)} · <a href="{esc(link)}">code at {esc(engine.tag(version))}</a></span></li>')
+            reason = f" ({esc(verdict.reason)})" if verdict.reason else ""
+            code = ""
+            if verdict.verdict != MISSING:  # no link to a file the release does not have
+                link = _permalink(engine, version, verdict.path or check.path, verdict.lines)
+                code = f' · <a href="{esc(link)}">code at {esc(engine.tag(version))}</a>'
+            checks.append(f'<li>{_status_badge(verdict.verdict)}{reason} {esc(check.claim)} '
+                          f'<span class="where">{_where(verdict)}{code}</span></li>')
+        held, total = result.verified
+        count = f" ({held} of {total} claims verified)" if result.status == UNVERIFIED else ""
         item = (f'<li class="release-entry"><h3><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a></h3>'
-                f'<p>{_status_badge(result["verdict"])} in {esc(engine.name)} {esc(version)}</p><ul class="checks-brief">{"".join(checks)}</ul></li>')
-        (bite if result["verdict"] == HOLDS else clear).append(item)
+                f'<p>{_status_badge(result.status)}{esc(count)} in {esc(engine.name)} {esc(version)}</p>'
+                f'<ul class="checks-brief">{"".join(checks)}</ul></li>')
+        groups.setdefault(result.status, []).append(item)
     nav = f'<p><a href="../">All {esc(engine.name)} releases</a>' + (
         f' · previous: <a href="../{quote(previous)}/">{esc(previous)}</a>' if previous else "") + "</p>"
+    sections = []
+    for status, anchor, heading, meaning in _RELEASE_SECTIONS:
+        items = groups.get(status, [])
+        if not items and status != HOLDS:
+            continue
+        sections.append(f'<section aria-labelledby="{anchor}"><h2 id="{anchor}">{esc(heading.format(version=version))} '
+                        f'({len(items)})</h2><p>{esc(meaning)}</p>'
+                        f'<ol class="release-list">{"".join(items) or "<li>None.</li>"}</ol></section>')
     content = f"""<h1>Gotchas in {esc(engine.name)} {esc(version)}</h1>
-{nav}<p class="meta">Released {esc(record.get('date') or 'on an unknown date')}; verified {esc(record.get('verified_at') or '')} from {esc(record.get('source') or '')} ({esc(record.get('identity') or '')}).</p>
-<section aria-labelledby="bite"><h2 id="bite">These gotchas hold in {esc(version)} ({len(bite)})</h2><ol class="release-list">{''.join(bite) or '<li>None.</li>'}</ol></section>
+{nav}<p class="meta">Released {esc(record.date or 'on an unknown date')}; verified {esc(record.verified_at or '')} from {esc(record.source or '')} ({esc(record.identity or '')}).</p>
+{sections[0]}
 <section aria-labelledby="changed-since"><h2 id="changed-since">Changed status since {esc(previous or 'the first verified release')} ({len(changed_since)})</h2><ul>{''.join(changed_since) or '<li>None.</li>'}</ul></section>
-<section aria-labelledby="clear"><h2 id="clear">Do not hold in {esc(version)} ({len(clear)})</h2><ol class="release-list">{''.join(clear) or '<li>None.</li>'}</ol></section>"""
+{''.join(sections[1:])}"""
     b.pages.append(Page(f"engines/{key}/{version}/index.html", f"Gotchas in {engine.name} {version}", content))
 
 
@@ -631,7 +701,7 @@ def _feeds(b: Builder) -> None:
             entry = next((e for e in site.entries if e.id == c.entry), None)
             if entry is None:
                 continue
-            date = view.ledger.releases[c.after_version].get("date")
+            date = view.ledger.releases[c.after_version].date
             by_engine.setdefault(key, []).append({
                 "title": f"{view.engine.name} {c.after_version}: {entry.title} — {c.before} → {c.after}",
                 "id": f"{base}{Builder.release_url(key, c.after_version)}#{entry.id}",
@@ -659,8 +729,12 @@ def entry_json(site: Site, entry: Entry) -> dict:
         "history": [{"date": e.date.isoformat(), "note": e.note} for e in entry.history],
         "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
         "sections": dict(entry.sections),
+        "introduced": dict(entry.introduced), "fixed": dict(entry.fixed),
         "checks": [{"id": c.id, "claim": c.claim, "engine": c.engine, "path": c.path, "in": c.scope,
-                    "matcher": c.matcher, "pattern": c.pattern, "after": c.after, "adjacent": c.adjacent}
+                    "matcher": c.matcher, "pattern": c.pattern, "after": c.after, "adjacent": c.adjacent,
+                    "since": c.since, "until": c.until,
+                    "earlier": [{"since": f.since, "until": f.until, "path": f.path, "in": f.scope, "matcher": f.matcher,
+                                 "pattern": f.pattern, "after": f.after, "adjacent": f.adjacent} for f in c.earlier]}
                    for c in entry.checks],
         "status": {engine: site.status(entry, engine).to_json() for engine in entry.engines},
         "url": Builder.entry_url(entry.id),
@@ -673,9 +747,9 @@ def _api(b: Builder) -> None:
     for data in entries:
         b.files[f"api/entries/{data['id']}.json"] = json.dumps(data, indent=1, ensure_ascii=False)
     kb = {
-        "format": 1, "generated": site.generated, "verifier": __version__,
+        "format": 2, "generated": site.generated, "verifier": __version__,
         "engines": {k: {"name": v.engine.name, "package": v.engine.package, "repository": v.engine.repository,
-                        "releases": [{"version": ver, "date": v.ledger.releases[ver].get("date")} for ver in v.versions]}
+                        "releases": [{"version": ver, "date": v.ledger.releases[ver].date} for ver in v.versions]}
                     for k, v in site.engines.items()},
         "schemes": site.kb.schemes, "concepts": site.kb.concepts, "entries": entries,
     }
@@ -683,7 +757,7 @@ def _api(b: Builder) -> None:
     b.files["api/kb.schema.json"] = json.dumps(KB_JSON_SCHEMA, indent=1)
 
 
-_STATUS_ENUM = {"enum": [HOLDS, CHANGED, ERROR, None]}
+_STATUS_ENUM = {"enum": [*STATUSES, None]}
 ENTRY_JSON_SCHEMA = {
     "type": "object",
     "required": ["id", "title", "scheme", "concepts", "engines", "checks", "status", "sections", "url"],
@@ -697,13 +771,20 @@ ENTRY_JSON_SCHEMA = {
         "sections": {"type": "object", "additionalProperties": {"type": "string"}},
         "checks": {"type": "array", "items": {"type": "object", "required": ["id", "claim", "engine", "path", "matcher", "pattern"]}},
         "status": {"type": "object", "additionalProperties": {
-            "type": "object", "required": ["engine", "latest_version", "latest", "ranges", "transitions", "verdicts"],
+            "type": "object",
+            "required": ["engine", "latest_version", "latest", "introduced", "fixed", "ranges", "transitions",
+                         "statuses", "verified"],
             "properties": {
                 "latest": _STATUS_ENUM,
-                "ranges": {"type": "array", "items": {"type": "object", "required": ["first", "last", "fixed", "latest"]}},
-                "transitions": {"type": "array", "items": {"type": "object",
-                                                           "required": ["check", "before_version", "after_version", "before", "after"]}},
-                "verdicts": {"type": "object", "additionalProperties": {"enum": [HOLDS, CHANGED, ERROR]}},
+                "ranges": {"type": "array", "items": {
+                    "type": "object", "required": ["status", "first", "last", "latest", "next"],
+                    "properties": {"status": {"enum": list(STATUSES)}}}},
+                "transitions": {"type": "array", "items": {
+                    "type": "object", "required": ["check", "before_version", "after_version", "before", "after"],
+                    "properties": {"before": {"$ref": "#/$defs/verdict"}, "after": {"$ref": "#/$defs/verdict"}}}},
+                "statuses": {"type": "object", "additionalProperties": {"enum": list(STATUSES)}},
+                "verified": {"type": "object", "additionalProperties": {
+                    "type": "object", "required": ["verified", "claims"]}},
             }}},
         "url": {"type": "string"},
     },
@@ -714,18 +795,20 @@ KB_JSON_SCHEMA = {
     "type": "object",
     "required": ["format", "generated", "engines", "schemes", "concepts", "entries"],
     "properties": {
-        "format": {"const": 1}, "generated": {"type": "string"}, "verifier": {"type": "string"},
+        "format": {"const": 2}, "generated": {"type": "string"}, "verifier": {"type": "string"},
         "engines": {"type": "object", "additionalProperties": {"type": "object", "required": ["name", "releases"]}},
         "schemes": {"type": "object", "additionalProperties": {"type": "string"}},
         "concepts": {"type": "object", "additionalProperties": {"type": "string"}},
         "entries": {"type": "array", "items": {"$ref": "#/$defs/entry"}},
     },
-    "$defs": {"entry": ENTRY_JSON_SCHEMA},
+    "$defs": {"entry": ENTRY_JSON_SCHEMA,
+              "verdict": {"type": "object", "required": ["verdict"],
+                          "properties": {"verdict": {"enum": list(VERDICTS)}, "form": {"type": "integer"}}}},
 }
 
 
 def _badge_svg(label: str, parts: list[tuple[str, str]]) -> str:
-    colours = {HOLDS: "#1e6b34", CHANGED: "#a4262c", ERROR: "#8a5300", None: "#555555"}
+    colours = {HOLDS: "#1e6b34", CHANGED: "#a4262c", UNVERIFIED: "#555555", NOT_AFFECTED: "#2f5580", None: "#555555"}
     width = 6 * len(label) + 12
     x = width
     texts = [f'<rect width="{width}" height="20" fill="#333"/><text x="6" y="14">{esc(label)}</text>']

@@ -1,9 +1,10 @@
-"""Verdicts cached by (check, file content): a file that did not change between releases is not matched again.
+"""Verdicts cached by (form, file content): a file that did not change between releases is not matched again.
 
 Kept in SQLite under the cache directory. The key holds the verifier's version
-(matching may change between versions), the check's fingerprint (what it looks
-for) and the sha256 of the file's content. Only `holds` and `changed` are
-cached: an `error` may be passing (a timeout) and is always recomputed.
+(matching may change between versions), the form's fingerprint (what it looks
+for) and the sha256 of the file's content. `holds`, `changed` and `missing`
+(of a symbol) are cached: an `error` may be passing (a timeout) and is always
+recomputed.
 
 A run asks the same questions many times (every check, at every release), so
 the cache answers from memory: the first question about a check loads every
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from . import __version__
 from .cache import cache_dir
-from .model import CHANGED, HOLDS, Check, Verdict
+from .model import CHANGED, HOLDS, MISSING, Form, Verdict
 
 #: Verdicts kept unwritten at most before they are written in one transaction.
 BATCH = 1000
@@ -60,7 +61,7 @@ class VerdictCache:
                 known.update(rows)
         return known
 
-    def get(self, check: Check, sha256: str) -> Verdict | None:
+    def get(self, check: Form, sha256: str) -> Verdict | None:
         known = self._verdicts_of(check.fingerprint)
         found = known.get(sha256)
         if found is None:
@@ -77,8 +78,8 @@ class VerdictCache:
                 return None
         return found
 
-    def put(self, check: Check, verdict: Verdict) -> None:
-        if verdict.status not in (HOLDS, CHANGED) or not verdict.file_sha:
+    def put(self, check: Form, verdict: Verdict) -> None:
+        if verdict.status not in (HOLDS, CHANGED, MISSING) or not verdict.file_sha:
             return
         self._verdicts_of(check.fingerprint)[verdict.file_sha] = verdict
         if self._db is None:
@@ -123,3 +124,73 @@ def _decode(stored: str, sha256: str) -> Verdict:
     lines = tuple(data["lines"]) if data.get("lines") else None
     return Verdict(data["status"], data.get("reason"), data.get("path"), lines, data.get("symbol"),
                    data.get("hint"), data.get("message"), sha256)
+
+
+class SearchCache:
+    """Searches of a whole release (where a symbol is defined, where a fragment occurs), by release and query.
+
+    A relocation hint or a `gotchas trace` step reads every Python file of a
+    release to answer one question; the answer depends only on the release's
+    content (its identity: an archive's sha256 or a commit) and the question,
+    so it is kept in the cache directory's SQLite file beside the verdicts and
+    asked again for free. A release without a stable identity (a directory) is
+    never cached.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path else cache_dir() / "verdicts.sqlite3"
+        self.hits = self.misses = 0
+        self._memory: dict[tuple[str, str, str], list] = {}
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS searches (verifier TEXT, release TEXT, kind TEXT, query TEXT, found TEXT,"
+                " PRIMARY KEY (verifier, release, kind, query))")
+        except sqlite3.Error:
+            self._db = None
+
+    @staticmethod
+    def cacheable(identity: str | None) -> bool:
+        return bool(identity) and not identity.startswith("dir:")
+
+    def get(self, identity: str | None, kind: str, query: str) -> list | None:
+        """The stored answer (plain JSON values), or None when it was never asked."""
+        if not self.cacheable(identity):
+            return None
+        key = (identity, kind, query)
+        found = self._memory.get(key)
+        if found is None and self._db is not None:
+            try:
+                row = self._db.execute("SELECT found FROM searches WHERE verifier=? AND release=? AND kind=? AND query=?",
+                                       (__version__, identity, kind, query)).fetchone()
+                found = json.loads(row[0]) if row else None
+            except (sqlite3.Error, ValueError):
+                found = None
+            if found is not None and not isinstance(found, list):
+                found = None
+            if found is not None:
+                self._memory[key] = found
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def put(self, identity: str | None, kind: str, query: str, found: list) -> None:
+        if not self.cacheable(identity):
+            return
+        self._memory[(identity, kind, query)] = found
+        if self._db is None:
+            return
+        try:
+            with self._db:
+                self._db.execute("INSERT OR REPLACE INTO searches VALUES (?, ?, ?, ?, ?)",
+                                 (__version__, identity, kind, query, json.dumps(found)))
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from . import __version__, locate
 from .evaluate import FileCache, Unknown, evaluate_source, lookup
 from .helper import Helper
-from .ledger import EngineLedger, Ledger, version_key
-from .model import CHANGED, ERROR, HOLDS, CheckResult, Entry, Release, Verdict
+from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
+from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_bounds
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .verdicts import VerdictCache
@@ -26,25 +26,67 @@ def selected_checks(entries: Iterable[Entry], engine: str | None = None):
 
 
 def unavailable(pairs: list, release: Release, exc: SourceUnavailable) -> list[CheckResult]:
-    """Every check of `pairs` as `error unavailable` at `release`: the source could not be read."""
-    return [CheckResult(e.id, c, release, Verdict(ERROR, "unavailable", path=c.path, message=str(exc)), e.file)
-            for e, c in pairs]
+    """Every check of `pairs` that has a form at `release` as `error unavailable`: the source could not be read."""
+    found = []
+    for e, c in pairs:
+        forms = c.forms_at(release.version)
+        if forms:
+            verdict = Verdict(ERROR, "unavailable", path=forms[0].path, message=str(exc))
+            found.append(CheckResult(e.id, c, release, verdict, e.file, forms[0].index))
+    return found
+
+
+@dataclass
+class _Layout:
+    """What one release evaluates: every form that applies there, by file. Releases within the same bounds
+    share one layout."""
+
+    tasks: list[tuple[int, Form]]  # (index into pairs, form), in the order of pairs and forms
+    by_path: dict[str, list[int]]  # file -> indices into tasks, in order
+    paths: list[str]  # sorted
+
+
+def _layout(pairs: list, version: str, memo: dict | None) -> tuple[tuple, _Layout]:
+    key = tuple(tuple(f.index for f in check.forms_at(version)) for _, check in pairs)
+    layouts = memo.setdefault("layouts", {}) if memo is not None else {}
+    found = layouts.get(key)
+    if found is None:
+        tasks = [(i, check.forms[index]) for i, (_, check) in enumerate(pairs) for index in key[i]]
+        by_path: dict[str, list[int]] = {}
+        for t, (_, form) in enumerate(tasks):
+            by_path.setdefault(form.path, []).append(t)
+        found = layouts[key] = _Layout(tasks, by_path, sorted(by_path))
+    return key, found
+
+
+def _combine(pairs: list, layout: _Layout, verdicts: list[Verdict], release: Release) -> list[CheckResult]:
+    """The check results of a release from the verdicts of its forms (`verdicts[t]` of `layout.tasks[t]`)."""
+    by_pair: dict[int, list[tuple[int, Verdict]]] = {}
+    for (i, form), verdict in zip(layout.tasks, verdicts):
+        by_pair.setdefault(i, []).append((form.index, verdict))
+    results = []
+    for i, (entry, check) in enumerate(pairs):
+        found = check_verdict(by_pair.get(i, ()))
+        if found is not None:  # else no form of the check applies here: it has no verdict at this release
+            results.append(CheckResult(entry.id, check, release, found[1], entry.file, found[0]))
+    return results
 
 
 class _Files:
-    """The checks of one release, evaluated file by file: here, or by the helper process when it is free.
+    """The forms of one release, evaluated file by file: here, or by the helper process when it is free.
 
-    `found[i]` is set when the verdict of `pairs[i]` is known. A file handed out
+    `found[t]` is set when the verdict of `tasks[t]` is known. A file handed out
     again (a later archive member of the same name replaced it) is evaluated
     again, and an answer about its earlier content that arrives later is dropped.
     """
 
-    def __init__(self, pairs: list, release: Release, snapshot, cache: FileCache, verdicts,
+    def __init__(self, tasks: list[tuple[int, Form]], snapshot, cache: FileCache, verdicts,
                  helper: Helper | None, progress: Callable[[int], None] | None) -> None:
-        self.pairs, self.release, self.snapshot = pairs, release, snapshot
+        self.forms = [form for _, form in tasks]
+        self.snapshot = snapshot
         self.cache, self.verdicts, self.helper, self.progress = cache, verdicts, helper, progress
-        self.found: list[CheckResult | None] = [None] * len(pairs)
-        self._round = [0] * len(pairs)  # how many times pairs[i] was asked for; an answer names its round
+        self.found: list[Verdict | None] = [None] * len(tasks)
+        self._round = [0] * len(tasks)  # how many times tasks[t] was asked for; an answer names its round
 
     def check(self, indices: list[int]) -> None:
         """Evaluate the checks `indices`, all on one file."""
@@ -57,7 +99,7 @@ class _Files:
             if helper is not None:
                 helper.want()
             if helper is None or not helper.submit(token, content.path, content.data, content.sha256,
-                                                   [self.pairs[i][1] for i in unknown]):
+                                                   [self.forms[i] for i in unknown]):
                 self._here(unknown, content)
         self.collect()
 
@@ -75,7 +117,7 @@ class _Files:
             answers = dict(zip((i for i, _ in token), verdicts))
             for i, _ in token:
                 if self.verdicts is not None:
-                    self.verdicts.put(self.pairs[i][1], answers[i])
+                    self.verdicts.put(self.forms[i], answers[i])
             for i, _ in current:
                 self._set(i, answers[i])
 
@@ -86,9 +128,9 @@ class _Files:
         content: Unknown | None = None
         for i in indices:
             if content is None:
-                got = lookup(self.pairs[i][1], self.snapshot, self.cache, self.verdicts)
+                got = lookup(self.forms[i], self.snapshot, self.cache, self.verdicts)
             else:  # the file is read: only the verdict cache can answer for the other checks on it
-                got = self.verdicts.get(self.pairs[i][1], content.sha256) if self.verdicts is not None else None
+                got = self.verdicts.get(self.forms[i], content.sha256) if self.verdicts is not None else None
                 got = got or content
             if isinstance(got, Unknown):
                 unknown.append(i)
@@ -103,15 +145,14 @@ class _Files:
     def _here(self, indices: list[int], content: Unknown) -> None:
         source = self.cache.get(content.path, content.data, content.sha256)
         for i in indices:
-            verdict = evaluate_source(self.pairs[i][1], source)
+            verdict = evaluate_source(self.forms[i], source)
             if self.verdicts is not None:
-                self.verdicts.put(self.pairs[i][1], verdict)
+                self.verdicts.put(self.forms[i], verdict)
             self._set(i, verdict)
 
     def _set(self, i: int, verdict: Verdict) -> None:
-        entry, check = self.pairs[i]
         again = self.found[i] is not None
-        self.found[i] = CheckResult(entry.id, check, self.release, verdict, entry.file)
+        self.found[i] = verdict
         if self.progress and not again:
             self.progress(1)
 
@@ -120,12 +161,16 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                    progress: Callable[[int], None] | None = None, verdicts=None,
                    relocate: Callable[[CheckResult], bool] | None = None,
                    evidence: dict | None = None, parsed: FileCache | None = None,
-                   memo: dict | None = None, helper: Helper | None = None) -> list[CheckResult]:
-    """Every (entry, check) of the source's engine against one release.
+                   memo: dict | None = None, helper: Helper | None = None,
+                   searches=None) -> list[CheckResult]:
+    """Every (entry, check) of the source's engine against one release: the forms of each check that apply
+    at the release are evaluated, and combined into the check's verdict. A check none of whose forms
+    applies has no result.
 
-    For each `changed` result that `relocate` picks, the verdict's hint also says
+    For each `changed` or `missing` result that `relocate` picks, the verdict's hint also says
     where in this release the symbol or fragment now lives (a search of the
-    whole release, so it is asked only where it is worth it). `parsed` keeps the
+    whole release, so it is asked only where it is worth it; `searches`, a
+    SearchCache, remembers the answers by release and fragment). `parsed` keeps the
     files those searches parse, for the next release, whose files are mostly the same.
 
     With `evidence` (a dict), the lines each verdict points at, with a few
@@ -134,7 +179,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     `memo` (a dict kept from release to release by the caller, for the same
     `pairs`) holds the last release's verdicts and what its files were; a
     release whose files are all the same (by a snapshot's `identities`, named
-    without reading them) gets the same verdicts without evaluating anything.
+    without reading them), and that tries the same forms, gets the same
+    verdicts without evaluating anything.
 
     `helper` (a Helper, kept by the caller for the run) evaluates some of the files
     in a second process while this one evaluates the others.
@@ -144,24 +190,18 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         snapshot = source.open(release)
     except SourceUnavailable as exc:
         return unavailable(pairs, release, exc)
-    by_path: dict[str, list[int]] | None = memo.get("by_path") if memo is not None else None
-    if by_path is None:
-        by_path = {}  # the checks on each file, in order
-        for i, (_, check) in enumerate(pairs):
-            by_path.setdefault(check.path, []).append(i)
-        if memo is not None:
-            memo["by_path"] = by_path
-    paths = sorted(by_path) if memo is None else memo.setdefault("paths", sorted(by_path))
-    files = _Files(pairs, release, snapshot, cache, verdicts, helper, progress)
+    key, layout = _layout(pairs, release.version, memo)
+    by_path, paths = layout.by_path, layout.paths
+    files = _Files(layout.tasks, snapshot, cache, verdicts, helper, progress)
     found = files.found
 
     named = getattr(snapshot, "identities", None)
     identities = named(paths) if named is not None and memo is not None else None
-    reused = identities is not None and memo.get("identities") == identities
+    reused = identities is not None and memo.get("identities") == (key, identities)
     if reused:
-        found[:] = [CheckResult(r.entry, r.check, release, r.verdict, r.file) for r in memo["results"]]
+        found[:] = memo["verdicts"]
         if progress:
-            progress(len(pairs))
+            progress(len(found))
     try:
         try:
             stream = getattr(snapshot, "stream", None) if not reused else None
@@ -184,16 +224,16 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                 if rest:
                     files.check(rest)
             files.collect(wait=True)
-        results: list[CheckResult] = found  # type: ignore[assignment]
         if memo is not None and not reused:
             if identities is None and named is not None:
                 identities = named(paths)  # after the pass, the store may name what it read
-            clean = identities is not None and all(r.verdict.status != ERROR for r in results)
-            memo.update(identities=identities if clean else None, results=results)
+            clean = identities is not None and all(v.status != ERROR for v in found)
+            memo.update(identities=(key, identities) if clean else None, verdicts=list(found))
         if memo is not None:
             memo["reused"] = reused
+        results = _combine(pairs, layout, found, release)  # type: ignore[arg-type]
         if relocate is not None:
-            results = _with_relocations(results, snapshot, relocate, parsed or FileCache())
+            results = _with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
         if evidence is not None:
             evidence.update(_excerpts(results, snapshot))
     finally:
@@ -236,22 +276,32 @@ def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
     return found
 
 
-def _with_relocations(results: list[CheckResult], snapshot, relocate, parsed: FileCache) -> list[CheckResult]:
+def _with_relocations(results: list[CheckResult], snapshot, relocate, parsed: FileCache,
+                      searches=None) -> list[CheckResult]:
     wanted = [i for i, r in enumerate(results)
-              if r.verdict.status == CHANGED and r.verdict.reason != "present" and relocate(r)]
+              if r.verdict.status in (CHANGED, MISSING) and r.verdict.reason != "present" and relocate(r)]
     if not wanted:
         return results
-    try:
-        files = locate.read_python_files(snapshot)
-    except SourceUnavailable:
-        return results
     results = list(results)
+    files: dict[str, bytes] | None = None
+
+    def read() -> dict[str, bytes]:  # every Python file of the release, read only when a search is not cached
+        nonlocal files
+        if files is None:
+            files = locate.read_python_files(snapshot)
+        return files
+
     for i in wanted:
-        hint = locate.relocation_hint(results[i].check, snapshot, files, parsed)
+        result = results[i]
+        form = result.check.forms[result.form or 0]
+        try:
+            hint = locate.relocation_hint(form, snapshot, read, parsed, searches)
+        except SourceUnavailable:
+            return results
         if hint:
-            verdict = results[i].verdict
+            verdict = result.verdict
             combined = f"{hint}; {verdict.hint}" if verdict.hint else hint
-            results[i] = replace(results[i], verdict=replace(verdict, hint=combined))
+            results[i] = replace(result, verdict=replace(verdict, hint=combined))
     return results
 
 
@@ -268,11 +318,16 @@ class EngineRun:
     ledger: object | None = None  # the engine's ledger as saved at the end of the run
 
 
-def _stale(record: dict, pairs) -> bool:
-    """Whether a ledger release record lacks a verdict of some check as it is written now."""
+def _stale(version: str, record: ReleaseRecord, pairs) -> bool:
+    """Whether a ledger release record lacks a verdict of some check as it is written now (or has one of a
+    check that no longer applies there)."""
     for entry, check in pairs:
-        verdict = record["entries"].get(entry.id, {}).get("checks", {}).get(check.id)
-        if verdict is None or verdict.get("check") != check.fingerprint:
+        found = record.entries.get(entry.id)
+        verdict = found.checks.get(check.id) if found is not None else None
+        if not check.forms_at(version):
+            if verdict is not None:
+                return True
+        elif verdict is None or verdict.check != check.fingerprint:
             return True
     return False
 
@@ -286,10 +341,10 @@ def _last_statuses(ledger, before: str | None) -> dict[tuple[str, str], str]:
     for version in ledger.versions():
         if version_key(version) >= limit:
             break
-        for entry, record in ledger.releases[version]["entries"].items():
-            for check, verdict in record["checks"].items():
-                if verdict["verdict"] != ERROR:
-                    statuses[(entry, check)] = verdict["verdict"]
+        for entry, record in ledger.releases[version].entries.items():
+            for check, verdict in record.checks.items():
+                if verdict.decided:
+                    statuses[(entry, check)] = verdict.verdict
     return statuses
 
 
@@ -315,7 +370,7 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
 def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions=None, since=None,
                   new=False, source_label: str = "", progress: Progress | None = None,
                   verdicts: VerdictCache | None = None, prune: set[str] | None = None,
-                  loaded: EngineLedger | None = None) -> EngineRun:
+                  loaded: EngineLedger | None = None, searches=None) -> EngineRun:
     """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
 
     `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
@@ -326,7 +381,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     available = source.releases()
     # With --new, a release counts as seen only when it has a verdict of every check as written now,
     # so that a new or edited entry gets its history filled in by the next scheduled run.
-    seen = {v for v in engine_ledger.releases if not _stale(engine_ledger.releases[v], pairs)}
+    seen = {v for v in engine_ledger.releases if not _stale(v, engine_ledger.releases[v], pairs)}
+    bounds = {entry.id: entry_bounds(entry, engine) for entry in {id(e): e for e, _ in pairs}.values()}
     run.releases = choose_releases(available, seen, versions=versions, since=since, new=new)
     cache = FileCache()
     parsed = FileCache()  # files parsed by relocation searches, by content: apart from `cache`, which they would flush
@@ -348,7 +404,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
 
                 evidence = {} if release.version == newest else None
                 results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
-                                         evidence=evidence, parsed=parsed, memo=memo, helper=helper)
+                                         evidence=evidence, parsed=parsed, memo=memo, helper=helper,
+                                         searches=searches)
                 if evidence is not None:
                     run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
                 if not memo.get("reused"):  # a release carried over leaves every status as it was
@@ -363,12 +420,13 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     run.skipped.append(f"error: {engine} {release.version} could not be read "
                                        f"({results[0].verdict.message}); not recorded in the ledger")
                     continue
-                if engine_ledger.record(release, results, source_label, now, __version__):
+                if engine_ledger.record(release, results, source_label, now, __version__, bounds):
                     run.changed_releases.append(release.version)
     finally:
         helper.close()
     if progress:
         progress.done()
+    engine_ledger.restatus(bounds)  # an edited `introduced` or `fixed` reaches every release, read or not
     if prune is not None:
         engine_ledger.drop_entries(prune)
     ledger.save(engine_ledger)

@@ -195,16 +195,20 @@ class GitSource:
                           url=self._tree_url(commit))
         return GitSnapshot(self, release, commit)
 
-    def commits_touching(self, path: str, from_commit: str, to_commit: str) -> list[str]:
-        """Commits after `from_commit`, up to and including `to_commit`, that changed `path`; oldest first."""
-        problem = check_repository_path(path)
-        if problem:
-            raise SourceUnavailable(f"{path}: {problem}")
+    def commits_touching(self, path: str | list[str], from_commit: str, to_commit: str) -> list[str]:
+        """Commits after `from_commit`, up to and including `to_commit`, that changed `path` (or any of a list
+        of paths); oldest first."""
+        paths = [path] if isinstance(path, str) else list(path)
+        for each in paths:
+            problem = check_repository_path(each)
+            if problem:
+                raise SourceUnavailable(f"{each}: {problem}")
         start = self._resolve_commit(from_commit, f"commit {from_commit}")
         end = self._resolve_commit(to_commit, f"commit {to_commit}")
         repo = self._repository()
-        with _unavailable(f"{self.location}: cannot list the commits that changed {path}"):
-            listing = repo.git.log("--format=%H", "--reverse", f"{start}..{end}", "--", f":(literal){path}")
+        with _unavailable(f"{self.location}: cannot list the commits that changed {', '.join(paths)}"):
+            listing = repo.git.log("--format=%H", "--reverse", f"{start}..{end}", "--",
+                                   *(f":(literal){each}" for each in paths))
         return listing.split()
 
     def commit_summary(self, sha: str) -> str:
