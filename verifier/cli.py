@@ -107,6 +107,24 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     bisect.set_defaults(run=run_bisect)
 
+    trace = commands.add_parser(
+        "trace", help="follow a check back through the releases and propose its earlier forms",
+        description="For each check of an entry (or one CHECK), walk the engine's releases back from the newest "
+                    "where it holds; where it stops holding, look in that release for where the same code went "
+                    "(renamed locals as $METAVARIABLES, git's rename detection, the symbol and the fragment "
+                    "across the release) and propose the `earlier` form that holds there, with its bounds and the "
+                    "lines that show it. --write adds the proposed forms to the entry, leaving the rest of the "
+                    "file as it was.")
+    trace.add_argument("id", metavar="ENTRY", help="an entry id or file")
+    trace.add_argument("check", nargs="?", metavar="CHECK", help="only this check")
+    trace.add_argument("--engine", help="only the checks of this engine")
+    trace.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                       help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH")
+    trace.add_argument("--since", metavar="V",
+                       help="walk back to release V (default: the engine's `oldest` in gotchas/engines.yaml)")
+    trace.add_argument("--write", action="store_true", help="add the proposed forms to the entry file")
+    trace.set_defaults(run=run_trace)
+
     site = commands.add_parser(
         "site", help="build the static site from the entries and the ledger",
         description="Render the KB and the ledger into static HTML, JSON, feeds and badges.")
@@ -511,6 +529,77 @@ def run_bisect(args) -> int:
     if v.hint:
         print(f"  hint: {v.hint}")
     source.close()
+    return EXIT_OK
+
+
+def run_trace(args) -> int:
+    from . import trace as trace_module
+    from .ledger import version_key
+    from .rewrite import RewriteError, write_forms
+
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    path = _entry_files(kb, [args.id])[0]
+    loaded = load_entry(path, display=_display(kb, path))
+    problems = lint.lint(loaded, kb)
+    if loaded.entry is None or problems:
+        for d in problems:
+            print(d)
+        raise UsageError(f"{args.id}: fix the entry's lint problems first (`gotchas check --offline {args.id}`)")
+    entry = loaded.entry
+    checks = [c for c in entry.checks if (args.check is None or c.id == args.check)
+              and (args.engine is None or c.engine == args.engine)]
+    if not checks:
+        raise UsageError(f"{entry.id} has no check {args.check!r}" + (f" of {args.engine}" if args.engine else "")
+                         + f"; checks: {', '.join(c.id for c in entry.checks)}")
+    engines = sorted({c.engine for c in checks})
+    progress = Progress()
+    sources = _sources(kb, args.source, args.engine, set(engines), default="pypi", progress=progress)
+    verdicts, searches = VerdictCache(), SearchCache()
+    traces = []
+    try:
+        for engine in engines:
+            source = sources.get(engine)
+            if source is None:
+                print(f"note: {engine} checks not traced: no --source for {engine}")
+                continue
+            floor = args.since or kb.engines[engine].oldest or None
+            releases = [r for r in source.releases()
+                        if floor is None or version_key(r.version) >= version_key(floor)]
+            walker = trace_module.Walker(source, releases, verdicts, searches,
+                                         lambda text: progress.status(f"tracing: {text}", force=True))
+            try:
+                for check in (c for c in checks if c.engine == engine):
+                    traces.append((trace_module.trace_check(entry, check, walker), [r.version for r in releases]))
+            finally:
+                walker.close()
+                progress.done()
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        verdicts.close()
+        searches.close()
+        for source in sources.values():
+            close = getattr(source, "close", None)
+            if close:
+                close()
+    sys.stdout.write(report.trace_text(kb, entry, traces))
+    if args.write:
+        wrote = 0
+        for found, _ in traces:
+            if not found.proposals:
+                continue
+            current = load_entry(path, display=_display(kb, path))  # again: an earlier write moved the lines
+            check = next(c for c in current.entry.checks if c.id == found.check.id)
+            try:
+                write_forms(path, current, check, [p.fields(check) for p in found.proposals])
+            except RewriteError as exc:
+                print(f"gotchas: {exc}", file=sys.stderr)
+                return EXIT_FINDINGS
+            wrote += len(found.proposals)
+        print(f"wrote {wrote} form{'s' if wrote != 1 else ''} to {_display(kb, path)}" if wrote
+              else "nothing to write")
     return EXIT_OK
 
 

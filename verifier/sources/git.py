@@ -211,6 +211,24 @@ class GitSource:
                                    *(f":(literal){each}" for each in paths))
         return listing.split()
 
+    def renamed_from(self, path: str, older: Release, newer: Release) -> str | None:
+        """The path that `newer`'s file `path` had in `older`, by git's rename detection between the two
+        releases; None when git sees no rename of it."""
+        problem = check_repository_path(path)
+        if problem:
+            raise SourceUnavailable(f"{path}: {problem}")
+        with self.open(older) as before, self.open(newer) as after:
+            start, end = before.commit, after.commit
+        repo = self._repository()
+        with _unavailable(f"{self.location}: cannot compare {older.version} with {newer.version}"):
+            listing = repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M",
+                                    "--diff-filter=R", start, end)
+        fields = listing.split("\0")
+        for i in range(0, len(fields) - 2, 3):  # R<score>, old path, new path
+            if fields[i].startswith("R") and fields[i + 2] == path:
+                return fields[i + 1]
+        return None
+
     def commit_summary(self, sha: str) -> str:
         """The first line of a commit's message, for people."""
         repo = self._repository()
