@@ -15,8 +15,8 @@ same code went:
 
 Each place is tried as a form at that release; the likeliest one that holds
 (the fewest changes from the form that held just after) is proposed, bounded by
-`until` (the newest release that needs it) and, where it stops holding further
-back, `since`. The walk then goes on below it with the form added, until the
+`until` (the newest release that needs it; `since` only where the check has
+its own). The walk then goes on below it with the form added, until the
 oldest tracked release, or a release where nothing is found: there the claim
 may really be different, and the trace says so with the check's verdict.
 
@@ -235,9 +235,10 @@ def trace_check(entry: Entry, check: Check, walker: Walker) -> Trace:
             if (older is not None and older[1].status == HOLDS) or walker.form(form, releases[j]).status != HOLDS:
                 break
             j -= 1
-        bounded_below = j >= 0 and not (found[j] is not None and found[j][1].status == HOLDS)
-        form = replace(form, index=len(current.forms), until=release.version,
-                       since=releases[j + 1].version if bounded_below else None)
+        # Bounded above only (as FORMAT.md's example): below its range the form is still tried, so that where
+        # no form holds, a form whose place is there says `changed` rather than every form `missing`. A check
+        # with bounds of its own (a claim that arrived later) gives its forms its `since`.
+        form = replace(form, index=len(current.forms), until=release.version, since=check.since)
         verdict = walker.form(form, release)
         trace.proposals.append(Proposal(form, tuple(r.version for r in releases[j + 1:i + 1]), verdict,
                                         walker.lines(release, verdict.path or form.path, verdict.lines), how))
