@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -241,3 +242,44 @@ def test_real_site_has_no_broken_link_and_a_page_per_release(real_site):
             if found and not found[0].is_file():
                 broken.append((page.relative_to(out), link))
     assert broken == []
+
+
+def test_unverified_says_how_many_claims_were_verified_and_never_does_not_hold(kb_root, tmp_path, monkeypatch):
+    """A release where a check's file is gone: the entry is `unverified` there, with "1 of 2 claims verified",
+    and no page calls it "does not hold" or links to code the release does not have."""
+    from verifier.cli import main
+    from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, Ledger, ReleaseRecord
+
+    from .conftest import REPO, VALID_ENTRY
+
+    shutil.copytree(REPO / "site", kb_root / "site")
+    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
+    holds = CheckRecord("holds", form=0, path="pkg/sched.py", lines=(4, 4), symbol="Scheduler.preempt", check="x")
+    metric = CheckRecord("holds", form=0, path="pkg/metrics.py", lines=(1, 1), check="y")
+    gone = CheckRecord("missing", "file-missing", 0, "pkg/metrics.py", check="y")
+    releases = {
+        "0.1.0": ReleaseRecord("2024-01-01", "sha256:a", "pypi", "t", "0.4.0",
+                               {"ops-example": EntryRecord("holds", {"zero": holds, "metric": metric})}),
+        "0.2.0": ReleaseRecord("2024-02-01", "sha256:b", "pypi", "t", "0.4.0",
+                               {"ops-example": EntryRecord("unverified", {"zero": holds, "metric": gone})}),
+    }
+    Ledger(kb_root / "ledger").save(EngineLedger("vllm", releases))
+    out = tmp_path / "_site"
+    monkeypatch.chdir(kb_root)
+    assert main(["site", "--out", str(out)]) == 0
+    release = (out / "engines/vllm/0.2.0/index.html").read_text()
+    unverified = release.split('id="unverified"')[1]
+    assert "An example gotcha that is well-formed" in unverified and "(1 of 2 claims verified)" in unverified
+    assert "Do not read this as" in unverified
+    assert "blob/v0.2.0/pkg/metrics.py" not in release  # no link to a file the release does not have
+    entry = (out / "entries/ops-example/index.html").read_text()
+    assert "holds in vLLM 0.1.0; unverified in vLLM 0.2.0 (latest) (1 of 2 claims verified in 0.2.0)" in entry
+    assert "0.2.0: unverified (1 of 2 claims verified)" in entry  # the strip's cell
+    assert "the code may have moved" in entry  # what `missing` means, beside the check
+    for page in out.rglob("*.html"):
+        assert "does not hold" not in page.read_text().lower(), page
+    data = json.loads((out / "api/entries/ops-example.json").read_text())
+    assert data["status"]["vllm"]["latest"] == "unverified"
+    assert data["status"]["vllm"]["verified"]["0.2.0"] == {"verified": 1, "claims": 2}
+    badge = (out / "badges/ops-example.svg").read_text()
+    assert "vLLM ? unverified" in badge
