@@ -9,7 +9,8 @@ import pytest
 
 from verifier import kb as kb_module
 from verifier.entries import load_entry
-from verifier.evaluate import evaluate
+from verifier.evaluate import evaluate, evaluate_check
+from verifier.ledger import Ledger
 from verifier.sources.directory import DirectorySource
 from verifier.sources.pypi import PyPISource
 
@@ -34,8 +35,10 @@ def release(source, version):
     return next(r for r in source.releases() if r.version == version)
 
 
-def verdicts(checks, snapshot):
-    return {c.id: evaluate(c, snapshot) for c in checks}
+def verdicts(checks, snapshot, version=None):
+    """The verdict of each check that has a form at `version` (by default the snapshot's release)."""
+    found = {c.id: evaluate_check(c, snapshot, version) for c in checks}
+    return {k: v[1] for k, v in found.items() if v is not None}
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +63,14 @@ def vllm_checks(seed):
     return [c for c in seed.checks if c.engine == "vllm"]
 
 
+def at_030(seed):
+    """The seed's vLLM checks that have a form in 0.30.0 (a claim bounded to older releases has none)."""
+    return [c for c in vllm_checks(seed) if c.forms_at("0.30.0")]
+
+
 def test_seed_holds_in_vllm_030(seed, vllm_030_tree):
-    found = verdicts(vllm_checks(seed), dir_snapshot(vllm_030_tree))
-    assert {k: v.status for k, v in found.items()} == {c.id: "holds" for c in vllm_checks(seed)}
+    found = verdicts(vllm_checks(seed), dir_snapshot(vllm_030_tree), "0.30.0")
+    assert {k: v.status for k, v in found.items()} == {c.id: "holds" for c in at_030(seed)}
     assert found["recompute-from-zero"].symbol == "Scheduler._preempt_request"
 
 
@@ -74,8 +82,8 @@ def test_seed_still_holds_after_reformatting(seed, vllm_030_tree, tmp_path):
         target.write_text(ast.unparse(ast.parse(path.read_text())))
     assert (tmp_path / "vllm/v1/core/sched/scheduler.py").read_text() != (
         vllm_030_tree / "vllm/v1/core/sched/scheduler.py").read_text()
-    found = verdicts(vllm_checks(seed), dir_snapshot(tmp_path))
-    assert {k: v.status for k, v in found.items()} == {c.id: "holds" for c in vllm_checks(seed)}
+    found = verdicts(vllm_checks(seed), dir_snapshot(tmp_path), "0.30.0")
+    assert {k: v.status for k, v in found.items()} == {c.id: "holds" for c in at_030(seed)}
 
 
 def test_deleting_the_load_bearing_line_changes_the_right_check(seed, vllm_030_tree):
@@ -87,7 +95,7 @@ def test_deleting_the_load_bearing_line_changes_the_right_check(seed, vllm_030_t
     del lines[target]
     scheduler.write_text("\n".join(lines))
     try:
-        found = verdicts(vllm_checks(seed), dir_snapshot(vllm_030_tree))
+        found = verdicts(vllm_checks(seed), dir_snapshot(vllm_030_tree), "0.30.0")
     finally:
         scheduler.write_text(original)
     changed = {k: (v.status, v.reason) for k, v in found.items() if v.status != "holds"}
@@ -108,3 +116,24 @@ def test_preempt_request_exists_from_0_12_0(kb, seed):
     check = next(c for c in seed.checks if c.id == "recompute-from-zero")
     assert evaluate(check, source.open(release(source, "0.11.2"))).reason == "symbol-missing"
     assert evaluate(check, source.open(release(source, "0.12.0"))).status == "holds"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_seed_holds_in_every_tracked_release(kb, seed, engine, tmp_path, monkeypatch, capsys):
+    """With its earlier forms, the seed holds in every release the KB tracks (it sets no `introduced`: the
+    gotcha is older than vLLM 0.8.0 and SGLang 0.4.0), each claim in the form its release has."""
+    from verifier.cli import main
+
+    monkeypatch.chdir(REPO)
+    assert main(["verify", SEED, "--engine", engine, "--ledger", str(tmp_path)]) in (0, 1)
+    capsys.readouterr()
+    ledger = Ledger(tmp_path).load(engine)
+    oldest = kb.engines[engine].oldest
+    tracked = [r.version for r in PyPISource(kb.engines[engine]).releases()]
+    tracked = tracked[tracked.index(oldest):]
+    statuses = {v: ledger.entry(v, SEED).status for v in ledger.versions()}
+    assert list(statuses) == tracked
+    assert set(statuses.values()) == {"holds"}, {v: s for v, s in statuses.items() if s != "holds"}
+    forms = {ledger.entry(v, SEED).checks["recompute-from-zero"].form for v in ledger.versions()} if engine == "vllm" \
+        else {ledger.entry(v, SEED).checks["conservativeness-advice"].form for v in ledger.versions()}
+    assert forms == {0, 1, 2}  # three layouts of the same claim

@@ -81,6 +81,8 @@ def evaluate(form: Form | Check, snapshot: Snapshot, cache: FileCache | None = N
     "sha256:<hex>", or an identity of its own such as a git blob id) is not read
     at all when the verdict is known.
     """
+    if isinstance(form, Check):
+        form = form.own
     files = cache or _DEFAULT_CACHE
     found = lookup(form, snapshot, files, verdicts)
     if isinstance(found, Unknown):
