@@ -222,6 +222,15 @@ class Verdict:
             "message": self.message,
         }
 
+    @classmethod
+    def from_json(cls, data: dict, file_sha: str | None = None) -> Verdict:
+        """The verdict `to_json` wrote (the verdict cache keeps them so); KeyError or TypeError if it is not one."""
+        if data["verdict"] not in VERDICTS:
+            raise KeyError(data["verdict"])
+        lines = tuple(data["lines"]) if data.get("lines") else None
+        return cls(data["verdict"], data.get("reason"), data.get("path"), lines, data.get("symbol"),
+                   data.get("hint"), data.get("message"), file_sha)
+
 
 def is_python_path(path: str) -> bool:
     return path.endswith((".py", ".pyi"))

@@ -218,7 +218,8 @@ def trace_check(entry: Entry, check: Check, walker: Walker) -> Trace:
         return trace
     i = newest - 1
     while i >= 0:
-        release, result = releases[i], found[i]
+        release = releases[i]
+        result = found[i] = walker.check(current, release)  # with the forms proposed so far (answers are cached)
         if result is None or result[1].status == HOLDS:
             i -= 1
             continue

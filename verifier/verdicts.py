@@ -114,16 +114,11 @@ class VerdictCache:
 
 
 def _encode(verdict: Verdict) -> str:
-    return json.dumps({"status": verdict.status, "reason": verdict.reason, "path": verdict.path,
-                       "lines": list(verdict.lines) if verdict.lines else None, "symbol": verdict.symbol,
-                       "hint": verdict.hint, "message": verdict.message})
+    return json.dumps(verdict.to_json())
 
 
 def _decode(stored: str, sha256: str) -> Verdict:
-    data = json.loads(stored)
-    lines = tuple(data["lines"]) if data.get("lines") else None
-    return Verdict(data["status"], data.get("reason"), data.get("path"), lines, data.get("symbol"),
-                   data.get("hint"), data.get("message"), sha256)
+    return Verdict.from_json(json.loads(stored), sha256)
 
 
 class SearchCache:
