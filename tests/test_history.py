@@ -173,6 +173,33 @@ def statuses(kb) -> dict[str, tuple[str, str | None, int | None]]:
 # --- trace ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("code,general", [
+    ("request.num_computed_tokens = 0", "$REQUEST.num_computed_tokens = 0"),  # a receiver
+    ("self.waiting.prepend_request(request)", "self.waiting.prepend_request($REQUEST)"),  # an argument
+    ("max(self.running, key=lambda r: (r.priority, r.arrival_time))",
+     "max(self.running, key=lambda $R: ($R.priority, $R.arrival_time))"),  # a lambda's parameter
+    ("room = max_model_len - input_length", "$ROOM = max_model_len - input_length"),  # a target, not the values
+    ("self.enable_prefix_caching = default_prefix_caching", "self.enable_prefix_caching = default_prefix_caching"),
+    ("if x == limit: return", "if x == limit: return"),  # compared values stay
+    ("f(key=value, other)", "f(key=value, $OTHER)"),  # keyword names and their values stay
+    ("blocks[i].hash", "$BLOCKS[i].hash"),  # the index stays
+    ("self.x(len(reqs), RequestStatus.WAITING)", "self.x(len($REQS), RequestStatus.WAITING)"),  # Python's own, classes
+])
+def test_generalize_makes_metavariables_of_objects_not_values(code, general):
+    from verifier.trace import generalize
+
+    assert generalize(code, {}) == general
+
+
+def test_a_fragment_and_its_after_share_their_metavariables():
+    from verifier.trace import generalize
+
+    names: dict[str, str] = {}
+    assert generalize("req.status = RequestStatus.PREEMPTED", names) == "$REQ.status = RequestStatus.PREEMPTED"
+    assert generalize("req.num_computed_tokens = 0", names) == "$REQ.num_computed_tokens = 0"
+    assert names == {"req": "$REQ"}
+
+
 def test_trace_proposes_each_form_with_its_bound_and_evidence(history_source, capsys):
     code, out, err = run_cli(capsys, "trace", "ops-example", "zero", *history_source)
     assert code == 0, err

@@ -45,11 +45,11 @@ def generalize(code: str | None, names: dict[str, str]) -> str | None:
     """`code` with the local names it reads replaced by metavariables, consistently through `names`
     (local name -> metavariable, shared by a fragment and its `after`, and filled in here).
 
-    Only a name that stands for an object is replaced: the receiver of an attribute or an item
-    (`request.x`, `blocks[i]`), a positional argument (`f(request)`), a lambda's parameter. A name in
-    any other place may stand for a value the claim is about (`x = default_prefix_caching`), and a
-    metavariable there would match any value (`True` as well). Lower-case names only, never Python's
-    own nor `self`/`cls`.
+    Only a name that stands for an object, or that is being bound, is replaced: the receiver of an
+    attribute or an item (`request.x`, `blocks[i]`), a positional argument (`f(request)`), a lambda's
+    parameter, the target of an assignment (`room = a - b`). A name in any other place may stand for a
+    value the claim is about (`x = default_prefix_caching`), and a metavariable there would match any
+    value (`True` as well). Lower-case names only, never Python's own nor `self`/`cls`.
     """
     if code is None:
         return None
@@ -64,7 +64,8 @@ def generalize(code: str | None, names: dict[str, str]) -> str | None:
         after = texts[i + 1] if i + 1 < len(texts) else ""
         receiver = after in (".", "[") and before != "."
         argument = before in ("(", ",") and after in (")", ",") and not _in_subscript(texts, i)
-        if not (receiver or argument or token.text in lambda_params):
+        target = after == "=" and before in ("", ";", ":")  # a name being bound: `x = ...` binds `x`
+        if not (receiver or argument or target or token.text in lambda_params):
             continue
         meta = names.setdefault(token.text, "$" + token.text.upper())
         out.append(code[last:token.start])
