@@ -370,12 +370,7 @@ def run_verify(args) -> int:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
     finally:
-        verdicts.close()
-        searches.close()
-        for source in sources.values():
-            close = getattr(source, "close", None)
-            if close:
-                close()
+        _close(verdicts, searches, *sources.values())
     changes = [c for run in runs
                for c in new_status_changes(before[run.engine], run.ledger or ledger.load(run.engine),
                                            run.changed_releases)]
@@ -391,6 +386,14 @@ def run_verify(args) -> int:
     failed_engines = any(n.startswith("error:") for n in notes)
     code = _exit_code(diagnostics, results, bool(changes) or bool(problems))
     return EXIT_ERROR if code == EXIT_OK and failed_engines else code
+
+
+def _close(*things) -> None:
+    """Close the caches and sources of a run (a source that holds nothing open has no `close`)."""
+    for thing in things:
+        close = getattr(thing, "close", None)
+        if close is not None:
+            close()
 
 
 def _label(args, engine: str) -> str:
@@ -578,12 +581,7 @@ def run_trace(args) -> int:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
     finally:
-        verdicts.close()
-        searches.close()
-        for source in sources.values():
-            close = getattr(source, "close", None)
-            if close:
-                close()
+        _close(verdicts, searches, *sources.values())
     sys.stdout.write(report.trace_text(kb, entry, traces))
     if args.write:
         wrote = 0
