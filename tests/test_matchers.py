@@ -411,3 +411,53 @@ def test_the_string_reported_is_the_first_in_source_order():
     source = "\n".join(f'X{i} = "the same text {i}"' for i in range(60)) + "\n"
     lines = {run(source, string="the same text").lines for _ in range(5)}
     assert lines == {(1, 1)}
+
+
+# An import binds a name; it does not define it (FORMAT.md, "Verdicts"). The hint says where the name comes from.
+IMPORTS = """\
+from .model import ModelConfig
+from .cache import CacheConfig as Cache
+from vllm.config.load import LoadConfig
+from . import utils
+
+try:
+    from .speculative import SpeculativeConfig
+except ImportError:
+    pass
+"""
+
+
+@pytest.mark.parametrize("path,symbol,origin", [
+    ("vllm/config/__init__.py", "ModelConfig.max_logprobs", "vllm/config/model.py"),
+    ("vllm/config/__init__.py", "Cache", "vllm/config/cache.py"),
+    ("vllm/config/__init__.py", "LoadConfig", "vllm/config/load.py"),
+    ("vllm/config/__init__.py", "utils.helper", "vllm/config/__init__.py"),  # from the package itself: no hint
+    ("vllm/config/__init__.py", "SpeculativeConfig", "vllm/config/speculative.py"),  # inside try: still counted
+    ("python/sglang/srt/configs/__init__.py", "LoadConfig", None),  # another project's module: no hint
+])
+def test_an_imported_name_is_missing_with_a_hint_to_its_module(path, symbol, origin):
+    verdict = run(IMPORTS, path=path, defines=symbol) if "." not in symbol else run(IMPORTS, path=path, **{
+        "in": symbol, "contains": "x"})
+    assert (verdict.status, verdict.reason) == ("missing", "symbol-missing")
+    if origin in (path, None):
+        assert verdict.hint is None
+    else:
+        assert f"look in {origin}" in verdict.hint and f"as a form: {{path: {origin}}}" in verdict.hint
+
+
+def test_a_name_that_is_not_imported_gets_no_import_hint():
+    verdict = run(IMPORTS, path="vllm/config/__init__.py", defines="ParallelConfig")
+    assert verdict.status == "missing" and verdict.hint is None
+
+
+@pytest.mark.parametrize("path,module,level,expected", [
+    ("vllm/config/__init__.py", "model", 1, "vllm/config/model.py"),
+    ("vllm/a/b/c.py", "x.y", 2, "vllm/a/x/y.py"),
+    ("vllm/a/b/c.py", "", 1, "vllm/a/b/__init__.py"),
+    ("python/sglang/srt/managers/x.py", "sglang.srt.utils", 0, "python/sglang/srt/utils.py"),
+    ("python/sglang/srt/managers/x.py", "torch.nn", 0, None),
+])
+def test_module_path_of_an_import(path, module, level, expected):
+    from verifier.code._python import module_path
+
+    assert module_path(path, module, level) == expected

@@ -201,6 +201,12 @@ def _symbol_missing(form: Form, source: code.SourceFile, symbol: str) -> Verdict
     if elsewhere:
         hint = "; ".join(f"{name} is defined at {form.path}:{source.line_of(scope.start)}"
                          for name, scope in elsewhere[:3])
+    first = symbol.split(".", 1)[0]
+    origin = source.imported_from(first)
+    if origin is not None and origin != form.path:
+        imported = (f"{first} is imported here, not defined: look in {origin} (or its package's __init__.py); "
+                    f"as a form: {{path: {origin}}}")
+        hint = f"{imported}; {hint}" if hint else imported
     return Verdict(MISSING, "symbol-missing", path=form.path, symbol=symbol, hint=hint,
                    message=f"{symbol} is not defined in {form.path}")
 

@@ -170,6 +170,11 @@ class SourceFile:
     def _definitions(self) -> list[tuple[str, Scope]]:
         return [(name, Scope(self.char(a), self.char(b), name)) for name, (a, b) in _python.definitions(self.root)]
 
+    def imported_from(self, name: str) -> str | None:
+        """Where an import in this file says `name` comes from (a repository path), or None."""
+        found = _python.imported_from(self.root, name) if self.is_python else None
+        return _python.module_path(self.path, *found) if found else None
+
     def symbol_at(self, offset: int) -> str | None:
         """The qualified name of the innermost definition holding a character offset.
 

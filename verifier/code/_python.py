@@ -136,6 +136,51 @@ def definitions(root: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int]]]
                 stack.append((qualified + ".", node))
 
 
+def imported_from(root: tree_sitter.Node, name: str) -> tuple[str, int] | None:
+    """(module, number of leading dots) of the `from ... import` in the module's own statements that binds
+    `name` (as itself, or `as name`), or None. An import binds a name; it does not define one."""
+    for statement in _module_statements(root):
+        if statement.type != "import_from_statement":
+            continue
+        module = statement.child_by_field_name("module_name")
+        if module is None:
+            continue
+        for child in statement.children_by_field_name("name"):
+            bound = child.child_by_field_name("alias") if child.type == "aliased_import" else child
+            if bound is not None and bound.text.decode("utf-8", "replace") == name:
+                text = module.text.decode("utf-8", "replace")
+                level = len(text) - len(text.lstrip("."))
+                return text[level:], level
+    return None
+
+
+def _module_statements(container: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """The module's statements, those inside if/try/with blocks included (as `members` counts them)."""
+    for child in container.named_children:
+        if child.type in _TRANSPARENT:
+            yield from _module_statements(child)
+        else:
+            yield child
+
+
+def module_path(file_path: str, module: str, level: int) -> str | None:
+    """The repository path of the module an import in `file_path` names (`.py`; it may be a package's
+    `__init__.py` instead), or None for a module of another project. An absolute module is placed under
+    the folder that holds its top package in `file_path` (so `sglang.srt.x` from `python/sglang/...` is
+    `python/sglang/srt/x.py`); a top package that is not among those folders is another project's."""
+    folders = file_path.split("/")[:-1]
+    parts = module.split(".") if module else []
+    if level:
+        base = folders[:len(folders) - (level - 1)] if level > 1 else folders
+    elif parts and parts[0] in folders:
+        base = folders[:folders.index(parts[0])]
+    else:
+        return None
+    if not parts:  # `from . import name`: the package itself
+        return "/".join(base + ["__init__.py"])
+    return "/".join(base + parts) + ".py"
+
+
 def statement_at(root: tree_sitter.Node, byte: int) -> tree_sitter.Node | None:
     """The innermost statement (a direct child of a block or module) holding `byte`."""
     node = root.descendant_for_byte_range(byte, byte + 1)
