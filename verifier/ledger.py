@@ -178,8 +178,10 @@ class EngineLedger:
         # The same checks with the same verdict objects as the release recorded last: its entry records
         # are the same, and are shared (never changed in place).
         # Lists compared item by item, identical objects at once: equal when every result is the same.
+        # A status depends on the release only through an entry's introduced/fixed.
+        versioned = any(b != (None, None) for b in bounds.values())
         key = ([r.verdict for r in results], [r.check for r in results], [r.entry for r in results],
-               [r.form for r in results], sorted(bounds.items()), release.version if bounds else None)
+               [r.form for r in results], sorted(bounds.items()), release.version if versioned else None)
         if self._last is not None and self._last[0] == key:
             recorded = self._last[1]
         else:

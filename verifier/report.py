@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .ledger import version_key
-from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Diagnostic, entry_bounds
+from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Diagnostic, before, entry_bounds
 
 FORMATS = ("text", "json", "github", "markdown", "junit")
 
@@ -398,7 +398,6 @@ def trace_text(kb, entry, traces) -> str:
     from .rewrite import render_items
 
     out = []
-    engines_from: dict[str, list[str | None]] = {}  # engine -> where each of its checks holds from
     for found, versions in traces:
         check = found.check
         name = kb.engines[check.engine].name if check.engine in kb.engines else check.engine
@@ -406,7 +405,6 @@ def trace_text(kb, entry, traces) -> str:
                    f"{versions[-1] if versions else '?'})")
         if found.note:
             out.append(f"  {found.note}")
-            engines_from.setdefault(check.engine, []).append(None)
             out.append("")
             continue
         for proposal in found.proposals:
@@ -432,17 +430,18 @@ def trace_text(kb, entry, traces) -> str:
                 out.append(f"    hint: {verdict.hint}")
             out.append("    if the behaviour is really different there, the gotcha begins later (`introduced`); "
                        f"if only this claim arrived later, give the check `since: {holds_from}`")
-        elif not found.proposals and not found.note:
+        elif not found.proposals:
             out.append("  nothing to add")
-        engines_from.setdefault(check.engine, []).append(holds_from)
         out.append("")
-    for engine, starts in engines_from.items():
-        ours = [(t.check.id, t.holds_from(v)) for t, v in traces if t.check.engine == engine]
+    for engine in dict.fromkeys(t.check.engine for t, _ in traces):
+        ours = [(t.check, t.holds_from(v)) for t, v in traces if t.check.engine == engine]
         versions = next(v for t, v in traces if t.check.engine == engine)
         if not versions or any(start is None for _, start in ours):
             continue
         earliest = min((start for _, start in ours), key=version_key)
-        later = [(check, start) for check, start in ours if start != earliest]
+        # A check that starts later cuts the gotcha's range, unless its own `since` says it starts there.
+        later = [(check.id, start) for check, start in ours
+                 if start != earliest and (check.since is None or before(check.since, start))]
         stated = entry.introduced.get(engine)
         if earliest == versions[0]:
             out.append(f"{engine}: checks hold from {earliest}, the oldest release walked: the gotcha may be older "
