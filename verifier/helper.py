@@ -16,7 +16,7 @@ does a machine with one core.
 
 The protocol, over the helper's stdin and stdout: frames of an 8-byte
 little-endian length and a pickle. The helper's first frame is READY; each
-task `(id, path, content, sha256, checks)` is answered by `(id, verdicts,
+task `(id, path, content, sha256, forms)` (the forms of checks on that file) is answered by `(id, verdicts,
 None)` or, if evaluating raised, `(id, None, why)`. Both ends are this
 package, started by this package (pickles from anyone else are never read).
 """
@@ -33,7 +33,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from .model import Check, Verdict
+from .model import Form, Verdict
 
 _HEADER = struct.Struct("<Q")
 #: The largest frame either end reads (a task carries one file, at most MAX_FILE_BYTES).
@@ -126,7 +126,7 @@ class Helper:
         self._drain()
         return self._ready and not self._dead and len(self._busy) < DEPTH
 
-    def submit(self, token, path: str, data: bytes, sha256: str, checks: Sequence[Check]) -> bool:
+    def submit(self, token, path: str, data: bytes, sha256: str, checks: Sequence[Form]) -> bool:
         """Hand one file over (only when `free()`); False if the helper is gone (evaluate it yourself)."""
         if not self.free():
             return False
