@@ -191,6 +191,18 @@ def test_generalize_makes_metavariables_of_objects_not_values(code, general):
     assert generalize(code, {}) == general
 
 
+@pytest.mark.parametrize("code,distinctive", [
+    ("] = False", False), ("return None", False), ("self.x = $V", False), ("len($$$) > 0", False),
+    ("request.num_computed_tokens = 0", True), ("'] = False', max_tokens", True),
+])
+def test_trace_searches_the_release_for_a_fragment_only_where_it_says_something(code, distinctive):
+    """A fragment with no name of its own (`] = False`) occurs in a hundred unrelated places: trace tries it
+    only in the check's own file and in definitions with the check's symbol's name."""
+    from verifier.trace import _distinctive
+
+    assert _distinctive(code) is distinctive
+
+
 def test_a_fragment_and_its_after_share_their_metavariables():
     from verifier.trace import generalize
 

@@ -75,6 +75,11 @@ def generalize(code: str | None, names: dict[str, str]) -> str | None:
     return "".join(out)
 
 
+def _distinctive(code: str) -> bool:
+    """Whether a fragment names something of its own: a name that is not Python's, `self`, or a metavariable."""
+    return any(t.kind == NAME and t.text not in _NOT_LOCAL and len(t.text) > 2 for t in tokenize(code, fragment=True))
+
+
 def _in_subscript(texts: list[str], i: int) -> bool:
     """Whether texts[i] sits directly inside [...] (an index, not an argument)."""
     depth = 0
@@ -263,6 +268,15 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
         if (pattern, after) != (template.pattern, template.after):
             variants.append((pattern, after, f"local names as metavariables ({', '.join(names)})"))
 
+    # A place found only because the fragment or text occurs there is worth trying when the fragment says
+    # something of its own (a name of the engine's: `num_computed_tokens`), or the place is the check's own
+    # file or has its symbol's name: `] = False` occurs in a hundred places that have nothing to do with it.
+    distinctive = _distinctive(template.pattern) if template.matcher in ("contains", "absent") else True
+    last_name = (template.scope or "").rsplit(".", 1)[-1]
+
+    def plausible(path: str, symbol: str | None) -> bool:
+        return distinctive or path == template.path or (symbol or "").rsplit(".", 1)[-1] == last_name
+
     places: list[tuple[str, str | None, str]] = [(template.path, template.scope, "")]  # (path, in, how)
     if newer is not None and hasattr(walker.source, "renamed_from"):
         try:
@@ -292,14 +306,14 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
             for pattern, _, _ in variants:
                 for place in locate.cached(walker.searches, snapshot, "fragment", pattern,
                                            lambda p=pattern: locate.find_fragment(snapshot, p, files(), walker.parsed)):
-                    places.append((place.path, place.symbol if template.scope else None,
-                                   f"the fragment occurs at {place}"))
+                    if plausible(place.path, place.symbol):
+                        places.append((place.path, place.symbol if template.scope else None,
+                                       f"the fragment occurs at {place}"))
     except SourceUnavailable:
         return None
 
     tried: set[tuple] = set()
     candidates: list[tuple[tuple, Form, str]] = []
-    last_name = (template.scope or "").rsplit(".", 1)[-1]
     for order, (path, scope, how) in enumerate(places):
         for generalized, (pattern, after, variant_how) in enumerate(variants):
             if template.matcher == "defines":
