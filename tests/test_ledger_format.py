@@ -131,3 +131,25 @@ def test_unverified_counts_the_claims_that_hold():
     assert record.verified == (1, 3)
     assert not record.decided  # an error: the status says nothing of the code
     assert EntryRecord("unverified", {"b": CheckRecord("missing", "file-missing")}).decided
+
+
+def test_records_that_differ_in_any_field_stay_apart(tmp_path):
+    """Records are shared between releases when they are equal: never when any field differs."""
+    data = json.loads(json.dumps(FORMAT_1))
+    data["format"] = 2
+    base = {"check": "c1", "form": 0, "lines": [1, 1], "path": "pkg/metrics.py", "sha256": "ab", "verdict": "holds"}
+    variants = [base, {**base, "check": "c9"}, {**base, "lines": [1, 2]}, {**base, "form": 1}, {**base, "sha256": "ac"}]
+    data["releases"] = {f"0.{i}.0": {**FORMAT_1["releases"]["0.1.0"], "entries": {"ops-example": {
+        "status": "holds", "checks": {"metric": variant}}}} for i, variant in enumerate(variants)}
+    write(tmp_path, data)
+    ledger = Ledger(tmp_path).load("vllm")
+    assert [ledger.releases[f"0.{i}.0"].entries["ops-example"].checks["metric"].to_json()
+            for i in range(len(variants))] == variants
+
+
+def test_the_committed_ledger_reads_and_writes_back_byte_for_byte():
+    from .conftest import REPO
+
+    for engine in ("vllm", "sglang"):
+        text = (REPO / "ledger" / f"{engine}.json").read_text()
+        assert Ledger(REPO / "ledger").load(engine).to_text() == text

@@ -154,6 +154,8 @@ class EngineLedger:
     releases: dict[str, ReleaseRecord] = field(default_factory=dict)
     _lines: dict = field(default_factory=dict, repr=False, compare=False)  # see _check_record
     _last: tuple | None = field(default=None, repr=False, compare=False)  # see record
+    #: Read from an older format: written back even when nothing else changed.
+    migrated: bool = field(default=False, compare=False)
 
     def versions(self) -> list[str]:
         """Release versions in PEP 440 order."""
@@ -236,12 +238,16 @@ class EngineLedger:
                 changed = True
         return changed
 
-    def drop_entries(self, keep: set[str]) -> None:
-        """Forget entries that no longer exist in the KB (records are replaced, never changed in place)."""
+    def drop_entries(self, keep: set[str]) -> bool:
+        """Forget entries that no longer exist in the KB (records are replaced, never changed in place); returns
+        whether there were any."""
+        dropped = False
         for version, record in self.releases.items():
             if any(e not in keep for e in record.entries):
                 entries = {e: value for e, value in record.entries.items() if e in keep}
                 self.releases[version] = replace(record, entries=entries)
+                dropped = True
+        return dropped
 
     def copy(self) -> EngineLedger:
         """The ledger as it is now, untouched by later `record` and `drop_entries` (they replace records)."""
@@ -298,44 +304,76 @@ def _dump(engine: str, releases: list[tuple[str, ReleaseRecord]]) -> str:
 
 
 class _Malformed(Exception):
-    """A ledger file whose content is not what a ledger holds; the message says where."""
+    """A ledger file whose content is not what a ledger holds; the message says what (the caller, where)."""
 
 
-def _decode_check(data, fmt: int, where: str) -> CheckRecord:
-    if not isinstance(data, dict) or data.get("verdict") not in (VERDICTS if fmt >= 2 else (HOLDS, CHANGED, ERROR)):
-        raise _Malformed(f"{where}: not a check verdict")
-    verdict, reason = data["verdict"], data.get("reason")
-    form = data.get("form")
-    if fmt == 1:  # before `missing` and forms: a place not found was `changed`, and every check had one form
-        if verdict == CHANGED and reason in MISSING_REASONS:
-            verdict = MISSING
-        form = 0 if verdict != ERROR else None
-    lines = data.get("lines")
-    if lines is not None and not (isinstance(lines, list) and len(lines) == 2
-                                  and all(isinstance(n, int) and not isinstance(n, bool) for n in lines)):
-        raise _Malformed(f"{where}: 'lines' must be two line numbers")
-    if form is not None and (not isinstance(form, int) or isinstance(form, bool) or form < 0):
-        raise _Malformed(f"{where}: 'form' must be a form number")
-    text = {}
-    for key in ("reason", "path", "symbol", "hint", "message", "sha256", "check"):
-        value = data.get(key)
-        if value is not None and not isinstance(value, str):
-            raise _Malformed(f"{where}: {key!r} must be text")
-        text[key] = value
-    return CheckRecord(verdict, reason, form, text["path"], tuple(lines) if lines else None, text["symbol"],
-                       text["hint"], text["message"], text["sha256"], text["check"])
+class _Decoder:
+    """Records from one ledger file's JSON. A check record that recurs from release to release (the same file
+    content, the same verdict) is decoded once and shared, and so is an entry record all of whose checks are
+    shared: reading is cheaper, and writing encodes each shared record once."""
 
+    def __init__(self, fmt: int) -> None:
+        self.fmt = fmt
+        self.verdicts = VERDICTS if fmt >= 2 else (HOLDS, CHANGED, ERROR)
+        self._checks: dict[tuple, CheckRecord] = {}
+        self._entries: dict[tuple, EntryRecord] = {}
 
-def _decode_entry(data, fmt: int, version: str, where: str) -> EntryRecord:
-    if not isinstance(data, dict) or not isinstance(data.get("checks"), dict):
-        raise _Malformed(f"{where}: not an entry record")
-    checks = {check: _decode_check(value, fmt, f"{where}, check {check!r}") for check, value in data["checks"].items()}
-    if fmt == 1:  # the entry's `verdict`, recomputed by today's rules (an old `error` is `unverified`)
-        return EntryRecord(entry_status(version, (c.verdict for c in checks.values())), checks)
-    status = data.get("status")
-    if status not in STATUSES:
-        raise _Malformed(f"{where}: 'status' must be one of {', '.join(STATUSES)}")
-    return EntryRecord(status, checks)
+    def check(self, data) -> CheckRecord:
+        if not isinstance(data, dict):
+            raise _Malformed("not a check verdict")
+        lines = data.get("lines")
+        get = data.get
+        key = (get("verdict"), get("reason"), get("form"), get("path"), tuple(lines) if type(lines) is list else lines,
+               get("symbol"), get("hint"), get("message"), get("sha256"), get("check"))
+        try:
+            found = self._checks.get(key)
+        except TypeError:  # a value that cannot be hashed is no value of a check record
+            raise _Malformed("a value of a check verdict is not text, a number or two line numbers") from None
+        if found is None:
+            found = self._checks[key] = self._new_check(data, lines)
+        return found
+
+    def _new_check(self, data: dict, lines) -> CheckRecord:
+        verdict, reason, form = data.get("verdict"), data.get("reason"), data.get("form")
+        if verdict not in self.verdicts:
+            raise _Malformed("not a check verdict")
+        if self.fmt == 1:  # before `missing` and forms: a place not found was `changed`, and every check had one form
+            if verdict == CHANGED and reason in MISSING_REASONS:
+                verdict = MISSING
+            form = 0 if verdict != ERROR else None
+        if lines is not None and not (isinstance(lines, list) and len(lines) == 2
+                                      and all(isinstance(n, int) and not isinstance(n, bool) for n in lines)):
+            raise _Malformed("'lines' must be two line numbers")
+        if form is not None and (not isinstance(form, int) or isinstance(form, bool) or form < 0):
+            raise _Malformed("'form' must be a form number")
+        for key in ("reason", "path", "symbol", "hint", "message", "sha256", "check"):
+            value = data.get(key)
+            if value is not None and not isinstance(value, str):
+                raise _Malformed(f"{key!r} must be text")
+        return CheckRecord(verdict, reason, form, data.get("path"), tuple(lines) if lines else None,
+                           data.get("symbol"), data.get("hint"), data.get("message"), data.get("sha256"),
+                           data.get("check"))
+
+    def entry(self, data, version: str) -> EntryRecord:
+        if not isinstance(data, dict) or not isinstance(data.get("checks"), dict):
+            raise _Malformed("not an entry record")
+        checks = {}
+        for check, value in data["checks"].items():
+            try:
+                checks[check] = self.check(value)
+            except _Malformed as exc:
+                raise _Malformed(f"check {check!r}: {exc}") from None
+        if self.fmt == 1:  # the entry's `verdict`, recomputed by today's rules (an old `error` is `unverified`)
+            status = entry_status(version, (c.verdict for c in checks.values()))
+        else:
+            status = data.get("status")
+            if status not in STATUSES:
+                raise _Malformed(f"'status' must be one of {', '.join(STATUSES)}")
+        key = (status, tuple((name, id(record)) for name, record in checks.items()))
+        found = self._entries.get(key)
+        if found is None:
+            found = self._entries[key] = EntryRecord(status, checks)
+        return found
 
 
 def decode(data, engine: str, where: str) -> EngineLedger:
@@ -352,6 +390,7 @@ def decode(data, engine: str, where: str) -> EngineLedger:
         raise LedgerError(f"{where}: ledger format {fmt} is not one this verifier reads "
                           f"({', '.join(map(str, READABLE_FORMATS))}); delete it and re-run `gotchas verify`")
     releases = {}
+    decoder = _Decoder(fmt)
     try:
         for version, record in data["releases"].items():
             at = f"{where}: release {version}"
@@ -363,12 +402,16 @@ def decode(data, engine: str, where: str) -> EngineLedger:
                 if value is not None and not isinstance(value, str):
                     raise _Malformed(f"{at}: {key!r} must be text")
                 meta[key] = value
-            entries = {entry: _decode_entry(value, fmt, version, f"{at}, entry {entry!r}")
-                       for entry, value in record["entries"].items()}
+            entries = {}
+            for entry, value in record["entries"].items():
+                try:
+                    entries[entry] = decoder.entry(value, version)
+                except _Malformed as exc:
+                    raise _Malformed(f"{at}, entry {entry!r}, {exc}") from None
             releases[version] = ReleaseRecord(**meta, entries=entries)
     except _Malformed as exc:
         raise LedgerError(f"{exc}; restore it from git, or delete it and re-run `gotchas verify`") from None
-    return EngineLedger(engine, releases)
+    return EngineLedger(engine, releases, migrated=fmt < FORMAT_VERSION)
 
 
 class Ledger:

@@ -156,8 +156,15 @@ class Check:
         return (self.own, *self.earlier)
 
     def forms_at(self, version: str) -> tuple[Form, ...]:
-        """The forms tried at a release; none means the check has no verdict there."""
-        return tuple(f for f in self.forms if f.applies(version))
+        """The forms tried at a release; none means the check has no verdict there. Asked for every check at
+        every release (and again by the ledger's bookkeeping): answered once per version."""
+        known = self.__dict__.get("_forms_at")
+        if known is None:
+            known = self.__dict__["_forms_at"] = {}  # a frozen dataclass: kept beside its fields, as cached_property does
+        found = known.get(version)
+        if found is None:
+            found = known[version] = tuple(f for f in self.forms if f.applies(version))
+        return found
 
     @cached_property  # asked for every verdict of every release; a frozen dataclass keeps it valid
     def fingerprint(self) -> str:

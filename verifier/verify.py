@@ -426,10 +426,12 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
         helper.close()
     if progress:
         progress.done()
-    engine_ledger.restatus(bounds)  # an edited `introduced` or `fixed` reaches every release, read or not
+    changed = bool(run.changed_releases)
+    changed |= engine_ledger.restatus(bounds)  # an edited `introduced` or `fixed` reaches every release, read or not
     if prune is not None:
-        engine_ledger.drop_entries(prune)
-    ledger.save(engine_ledger)
+        changed |= engine_ledger.drop_entries(prune)
+    if changed or engine_ledger.migrated or not ledger.path(engine).exists():
+        ledger.save(engine_ledger)  # else the file says it all already: not written again
     run.ledger = engine_ledger
     if run.evidence is not None:
         ledger.save_evidence(run.evidence, merge=prune is None)
