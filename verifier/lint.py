@@ -10,13 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from packaging.version import InvalidVersion, Version
-
 from .code import Fragment
 from .code._bounded import InvalidPattern, compile_query, compile_regex
 from .entries import LoadedEntry
 from .kb import KB
-from .model import Check, Diagnostic, Entry, Form, before, within
+from .model import Check, Diagnostic, Entry, Form, before, release_version, within
 from .sources import check_repository_path
 
 #: Every rule code, with what it catches. Codes are stable: never renumber or reuse one.
@@ -180,12 +178,12 @@ def _introduced_fixed(entry: Entry, loaded: LoadedEntry, kb: KB):
             if entry.engines and engine not in entry.engines:
                 yield Diagnostic(loaded.file, line, "G314", f"{key} names {engine!r}, which is not among the entry's "
                                                             f"engines ({', '.join(entry.engines)})")
-            if _version(version) is None:
+            if release_version(version) is None:
                 yield Diagnostic(loaded.file, line, "G312",
                                  f"{key}.{engine} {version!r} is not a release version (PEP 440, like 0.8.2)")
     for engine, introduced in entry.introduced.items():
         fixed = entry.fixed.get(engine)
-        if fixed is not None and _version(introduced) and _version(fixed) and not before(introduced, fixed):
+        if fixed is not None and release_version(introduced) and release_version(fixed) and not before(introduced, fixed):
             yield Diagnostic(loaded.file, entry.line_of(f"fixed:{engine}"), "G314",
                              f"fixed {fixed} for {engine} does not come after introduced {introduced}")
 
@@ -228,7 +226,7 @@ def _bounds(check: Check, entry: Entry, kb: KB):
         bad = False
         for key in ("since", "until"):
             value = getattr(form, key)
-            if value is not None and _version(value) is None:
+            if value is not None and release_version(value) is None:
                 yield form.index, key, "G312", f"{key} {value!r} is not a release version (PEP 440, like 0.11.2)"
                 bad = True
         if bad:
@@ -251,13 +249,6 @@ def _bounds(check: Check, entry: Entry, kb: KB):
                    f"this form looks for the same code in the same place as {what}, in releases {what} covers: "
                    "it can never decide a verdict; change what it looks for, or drop it")
         usable.append(form)
-
-
-def _version(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
 
 
 def _covers(outer: Form, inner: Form) -> bool:

@@ -50,7 +50,8 @@ class Diagnostic:
 
 
 @functools.lru_cache(maxsize=4096)  # asked for every form at every release, of a few hundred versions
-def _version(text: str) -> Version | None:
+def release_version(text: str) -> Version | None:
+    """The PEP 440 version of a release or a bound, or None when it is not one."""
     try:
         return Version(text)
     except InvalidVersion:
@@ -73,15 +74,15 @@ def within(version: str, since: str | None, until: str | None) -> bool:
     includes 0.11.2.post1). A version that is not PEP 440 (a checkout, `HEAD`)
     stands for the newest code: after every bound.
     """
-    v = _version(version)
+    v = release_version(version)
     if v is None:
         return until is None
     if since is not None:
-        low = _version(since)
+        low = release_version(since)
         if low is not None and v < low:
             return False
     if until is not None:
-        high = _version(until)
+        high = release_version(until)
         if high is not None and v > high and not (high.post is None and _without_post(v) <= high):
             return False
     return True
@@ -265,7 +266,7 @@ def check_verdict(verdicts: Iterable[tuple[int, Verdict]]) -> tuple[int, Verdict
 
 def before(version: str, bound: str) -> bool:
     """Whether a release comes before `bound` in PEP 440 order (a version that is not PEP 440 never does)."""
-    v, b = _version(version), _version(bound)
+    v, b = release_version(version), release_version(bound)
     return v is not None and b is not None and v < b
 
 
@@ -276,7 +277,7 @@ def entry_status(version: str, verdicts: Iterable[str], introduced: str | None =
     `verdicts` are the verdicts of the entry's checks that have one at this release.
     """
     if (introduced is not None and before(version, introduced)) or (fixed is not None and not before(version, fixed)
-                                                                    and _version(fixed) is not None):
+                                                                    and release_version(fixed) is not None):
         return NOT_AFFECTED
     verdicts = list(verdicts)
     if verdicts and all(v == HOLDS for v in verdicts):
