@@ -1,3 +1,3 @@
 """gotchas: verify LLM serving-engine gotchas against engine source code."""
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

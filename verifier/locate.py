@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from . import code
-from .code._tokens import ELLIPSIS_META, META
+from .code._tokens import NAME
 from .evaluate import FileCache
 from .sources import SourceUnavailable
 
@@ -86,12 +86,12 @@ def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None =
                   cache: FileCache | None = None) -> list[Place]:
     """Every occurrence of a `contains` fragment across the release's Python files."""
     fragment = code.fragment(fragment_code)
-    literals = [t.text for t in fragment.tokens if t.kind not in (META, ELLIPSIS_META)]
-    if not literals:
+    if fragment.is_empty:
         return []
-    # The longest name or string is the rarest, usually: files without it cannot match.
-    key = max(literals, key=lambda t: (t.isidentifier() or t[:1] in "'\"", len(t)))
-    pattern = re.compile(re.escape(key.encode()))
+    # The longest name is the rarest, usually: files without it cannot match. Only a name stands in the file
+    # as it stands in the fragment (a string or number is compared by value, whatever its spelling).
+    names = [t.text for t in fragment.tokens if t.kind == NAME and t.text.isidentifier()]
+    pattern = re.compile(re.escape(max(names, key=len).encode()) if names else b"")
     files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
     cache = cache or FileCache()
     places = []

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..model import is_python_path
-from . import _fragments, _python
+from . import _canonical, _fragments, _python
+from ._canonical import RUNS
 from ._fragments import BudgetExceeded
-from ._tokens import ELLIPSIS_META, Token, tokenize
+from ._tokens import Token
 
 __all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fragment", "fold_whitespace"]
 
@@ -55,17 +56,21 @@ def fragment(code: str) -> Fragment:
 
 
 class Fragment:
-    """A `contains`/`absent`/`after` fragment, tokenized once."""
+    """A `contains`/`absent`/`after` fragment in the canonical layout (`_canonical`), made once."""
 
     def __init__(self, code: str) -> None:
         self.code = code
-        self.tokens = tokenize(code, fragment=True)
+        canonical = _canonical.fragment_tokens(code)
+        self.tokens = list(canonical.tokens)
+        #: Parsed as Python: compared with the statement marks, its `$NAME` binding a whole expression.
+        #: Otherwise (`] = False`) compared with the scope's tokens without marks, `$NAME` binding one token.
+        self.structural = canonical.structural
         self.folded = fold_whitespace(code)
 
     @property
     def is_empty(self) -> bool:
         """True when the fragment has no token that must be present."""
-        return all(t.kind == ELLIPSIS_META for t in self.tokens)
+        return all(t.kind in RUNS for t in self.tokens)
 
 
 class SourceFile:
@@ -197,49 +202,34 @@ class SourceFile:
 
     # --- tokens ---------------------------------------------------------------
 
-    @cached_property
-    def tokens(self) -> list[Token]:
-        return tokenize(self.text)
+    def stream(self, scope: Scope, structural: bool = True) -> _canonical.Stream:
+        """The scope's code in the canonical layout (or, for fragments that are not Python, as written but
+        for literals and trailing commas), made once per scope."""
+        key = (scope.start, scope.end, structural)
+        found = self._streams.get(key)
+        if found is None:
+            make = _canonical.scope_stream if structural else _canonical.plain_stream
+            found = self._streams[key] = make(self.root, self.byte(scope.start), self.byte(scope.end), self.char)
+        return found
 
     @cached_property
-    def _token_starts(self) -> list[int]:
-        return [t.start for t in self.tokens]
-
-    @cached_property
-    def _token_index(self) -> dict[str, list[int]]:
-        index: dict[str, list[int]] = {}
-        for i, token in enumerate(self.tokens):
-            index.setdefault(token.text, []).append(i)
-        return index
-
-    def _token_range(self, scope: Scope) -> tuple[int, int]:
-        starts = self._token_starts
-        return bisect.bisect_left(starts, scope.start), bisect.bisect_left(starts, scope.end)
-
-    def _scope_tokens(self, scope: Scope) -> tuple[list[Token], int, int, dict[str, list[int]] | None]:
-        """Tokens to search for a scope: the file's, or for a definition only its own (far cheaper)."""
-        if scope.symbol is None:
-            lo, hi = self._token_range(scope)
-            return self.tokens, lo, hi, self._token_index
-        key = (scope.start, scope.end)
-        tokens = self._scoped_tokens.get(key)
-        if tokens is None:
-            tokens = self._scoped_tokens[key] = tokenize(self.text, start=scope.start, end=scope.end)
-        return tokens, 0, len(tokens), None
-
-    @cached_property
-    def _scoped_tokens(self) -> dict[tuple[int, int], list[Token]]:
+    def _streams(self) -> dict[tuple[int, int, bool], _canonical.Stream]:
         return {}
 
     def find(self, fragment: Fragment, scope: Scope) -> list[Span]:
         """Every occurrence of the fragment in the scope, in order of start."""
         if not self.is_python:
             return self._find_text(fragment, scope)
-        tokens, lo, hi, index = self._scope_tokens(scope)
+        stream = self.stream(scope, fragment.structural)
+        tokens, index = stream.tokens, stream.index
+        ends = stream.ends if fragment.structural else None
         spans = []
-        for start, end in _fragments.find(fragment.tokens, tokens, lo, hi, index):
+        for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends):
             if end > start:  # an empty match only comes from a fragment of bare `$$$`
-                spans.append(Span(tokens[start].start, tokens[end - 1].end))
+                last = end - 1
+                while last > start and tokens[last].kind == _canonical.MARK:
+                    last -= 1  # a run may end with marks: the match ends with its code
+                spans.append(Span(tokens[start].start, tokens[last].end))
         return spans
 
     # --- text (files that are not Python) --------------------------------------

@@ -1,8 +1,11 @@
-"""Finding a tokenized fragment in a token stream.
+"""Finding a fragment's tokens in a token stream (both in the canonical layout, `_canonical`).
 
-`$NAME` binds one token (the same text wherever the name recurs); `$$$` stands
-for a run of tokens, possibly empty, whose brackets balance, so that
-`len($$$.output_ids)` stays inside one call instead of running on to a later one.
+`$NAME` binds one token, or, with `ends` (a structural fragment against a
+scope's stream), one whole expression; the same code wherever the name recurs.
+`$$$` stands for a run of tokens, possibly empty, whose brackets balance, so
+that `len($$$.output_ids)` stays inside one call instead of running on to a
+later one. Among the items of a list it is a run of whole items (its commas
+say on which sides it needs one); as a statement, a run of whole statements.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 
+from ._canonical import DEDENT, INDENT, ITEMS_RUN, MARK, NL, RUNS, STATEMENTS_RUN
 from ._tokens import ELLIPSIS_META, META, Token
 
 #: Matching steps allowed for one fragment in one scope before giving up.
@@ -33,39 +37,59 @@ class _Budget:
 
 
 def _match_at(pattern: Sequence[Token], source: Sequence[Token], pi: int, si: int, hi: int,
-              bindings: dict[str, str], budget: _Budget) -> int | None:
+              bindings: dict[str, tuple[str, ...]], budget: _Budget, ends: dict[int, list[int]] | None) -> int | None:
     """End index (exclusive) of the shortest match of pattern[pi:] at source[si:hi], or None."""
     while pi < len(pattern):
         budget.spend()
         expected = pattern[pi]
-        if expected.kind == ELLIPSIS_META:
-            if pi + 1 == len(pattern):
-                return si
-            for k in _balanced_ends(source, si, hi, budget):
-                end = _match_at(pattern, source, pi + 1, k, hi, dict(bindings), budget)
+        kind = expected.kind
+        if kind in RUNS:
+            last = pi + 1 == len(pattern)
+            for k in _run_ends(expected, source, si, hi, budget):
+                if last:
+                    return k
+                end = _match_at(pattern, source, pi + 1, k, hi, dict(bindings), budget, ends)
                 if end is not None:
                     return end
             return None
         if si >= hi:
             return None
-        actual = source[si].text
-        if expected.kind == META:
-            bound = bindings.setdefault(expected.text, actual)
-            if bound != actual:
+        if kind == META:
+            bound = bindings.get(expected.text)
+            if bound is not None:
+                k = si + len(bound)
+                if k > hi or tuple(t.text for t in source[si:k]) != bound:
+                    return None
+                pi, si = pi + 1, k
+                continue
+            if ends is not None:  # one whole expression: each that starts here, the shortest first
+                spans = ends.get(si, ())
+                for k in sorted(set(spans)):
+                    if k > hi:
+                        break
+                    budget.spend()
+                    trial = dict(bindings)
+                    trial[expected.text] = tuple(t.text for t in source[si:k])
+                    end = _match_at(pattern, source, pi + 1, k, hi, trial, budget, ends)
+                    if end is not None:
+                        return end
                 return None
-        elif expected.text != actual:
+            if source[si].kind == MARK:
+                return None
+            bindings[expected.text] = (source[si].text,)
+        elif expected.text != source[si].text:
             return None
         pi += 1
         si += 1
     return si
 
 
-_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_OPENERS = {"(": ")", "[": "]", "{": "}", INDENT: DEDENT}
 _CLOSERS = frozenset(_OPENERS.values())
 
 
 def _balanced_ends(source: Sequence[Token], si: int, hi: int, budget: _Budget) -> Iterator[int]:
-    """Each k, shortest first, such that source[si:k] is a run with balanced brackets."""
+    """Each k, shortest first, such that source[si:k] is a run with balanced brackets (and blocks)."""
     stack: list[str] = []
     k = si
     while True:
@@ -83,18 +107,39 @@ def _balanced_ends(source: Sequence[Token], si: int, hi: int, budget: _Budget) -
         k += 1
 
 
+def _run_ends(run: Token, source: Sequence[Token], si: int, hi: int, budget: _Budget) -> Iterator[int]:
+    """Where a `$$$` that starts at source[si] may end."""
+    if run.kind == ELLIPSIS_META:
+        yield from _balanced_ends(source, si, hi, budget)
+    elif run.kind == ITEMS_RUN:
+        lead, trail = run.text.startswith(","), run.text.endswith(",")
+        for k in _balanced_ends(source, si, hi, budget):
+            if k == si:
+                if not (lead and trail):  # nothing between two items is no run: a comma is needed
+                    yield k
+                continue
+            if (not lead or source[si].text == ",") and (not trail or source[k - 1].text == ","):
+                yield k
+    elif run.kind == STATEMENTS_RUN:
+        for k in _balanced_ends(source, si, hi, budget):
+            if k == si or (source[k - 1].kind == MARK and source[k - 1].text == NL):
+                yield k
+
+
 def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
-         index: dict[str, list[int]] | None = None, steps: int = STEP_BUDGET) -> Iterator[tuple[int, int]]:
+         index: dict[str, list[int]] | None = None, steps: int = STEP_BUDGET,
+         ends: dict[int, list[int]] | None = None) -> Iterator[tuple[int, int]]:
     """Every (start, end) token span in source[lo:hi] where the pattern matches, by start.
 
     `index` maps a token's text to its positions in `source`, so that a fragment
-    starting with a literal token is only tried where that token occurs.
+    starting with a literal token is only tried where that token occurs. With
+    `ends`, a `$NAME` binds a whole expression (`ends[i]`: where those that start at i end).
     """
     if not pattern:
         return
     budget = _Budget(steps)
     first = pattern[0]
-    if first.kind in (META, ELLIPSIS_META):
+    if first.kind == META or first.kind in RUNS:
         starts = range(lo, hi)
     elif index is not None:
         positions = index.get(first.text, ())
@@ -103,6 +148,8 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
         text = first.text
         starts = [i for i in range(lo, hi) if source[i].text == text]
     for start in starts:
-        end = _match_at(pattern, source, 0, start, hi, {}, budget)
+        if source[start].kind == MARK and first.kind != MARK:
+            continue  # a match begins with code, never with a mark
+        end = _match_at(pattern, source, 0, start, hi, {}, budget, ends)
         if end is not None:
             yield start, end

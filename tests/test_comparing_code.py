@@ -1,0 +1,160 @@
+"""FORMAT.md, "Comparing code": each equivalence is a row that must match, beside a near miss that must not.
+
+Semgrep keeps its pattern semantics as pairs of a pattern and annotated code (tests/patterns/python); these
+tables are ours: (fragment, source, matches). The source is a whole file; the check has no scope.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from verifier.code import SourceFile
+from verifier.evaluate import evaluate_source
+from verifier.model import Form
+
+
+def holds(fragment: str, source: str, matcher: str = "contains") -> bool:
+    form = Form("vllm", "pkg/m.py", matcher, fragment)
+    verdict = evaluate_source(form, SourceFile("pkg/m.py", textwrap.dedent(source).encode()))
+    assert verdict.status in ("holds", "changed"), verdict
+    return verdict.status == "holds"
+
+
+LAYOUT = [
+    ("f(a, b)", "f(\n    a,  # first\n    b\n)\n", True),
+    ("x = 1", "x = \\\n    1\n", True),
+    ("x = 1\ny = 2", "x = 1; y = 2\n", True),  # `;` separates statements like a line break
+    ("x = 1\ny = 2", "x = 1\n# a comment\n\ny = 2\n", True),
+    ("x = 1\ny = 2", "x = 1\nz = 0\ny = 2\n", False),
+    ("x = 1\ny = 2", "if c:\n    x = 1\ny = 2\n", False),  # consecutive statements of one block only
+]
+
+PARENTHESES = [
+    ("x = 0", "x = (0)\n", True),
+    ("x = (0)", "x = 0\n", True),
+    ("if a and b:\n    pass", "if (a and\n        b):\n    pass\n", True),
+    ("for a, b in z:\n    pass", "for (a, b) in z:\n    pass\n", True),
+    ("return a, b", "def f():\n    return (a, b)\n", True),
+    ("x = a, b", "x = (a, b)\n", True),
+    ("a.b", "(a).b\n", True),
+    ("-a", "-(a)\n", True),
+    ("x = a + b * c", "x = a + (b * c)\n", True),
+    ("f(a if b else c)", "f((a if b else c))\n", True),
+    ("x = ((y))", "x = y\n", True),
+    ("2 ** 3 ** 4", "2 ** (3 ** 4)\n", True),
+    ("x = a - b - c", "x = (a - b) - c\n", True),
+    # Parentheses that group stay:
+    ("a + b * c", "(a + b) * c\n", False),
+    ("(a + b) * c", "(a + b) * c\n", True),
+    ("f(a, b)", "f((a, b))\n", False),  # a tuple argument is not two arguments
+    ("not a and b", "not (a and b)\n", False),
+    ("a - b - c", "a - (b - c)\n", False),
+    ("2 ** 3 ** 4", "(2 ** 3) ** 4\n", False),
+    ("a < b < c", "a < (b < c)\n", False),
+    ("(a + b).c", "a + b.c\n", False),
+    ("lambda r: (r.a, r.b)", "lambda r: r.a, r.b\n", False),
+    ("[x for x in a if b]", "[x for x in (a if b else c)]\n", False),  # grouped in a comprehension's `in`
+    ("[x for x in (a if b else c)]", "[x for x in (a if b else c)]\n", True),
+]
+
+COMMAS = [
+    ("f(a, b)", "f(a, b,)\n", True),
+    ("[1, 2]", "[\n    1,\n    2,\n]\n", True),
+    ("{1: 2}", "{1: 2,}\n", True),
+    ("from m import a, b", "from m import (\n    a,\n    b,\n)\n", True),
+    ("def f(a, b):\n    pass", "def f(\n    a,\n    b,\n):\n    pass\n", True),
+    ("with a as b, c as d:\n    pass", "with (\n    a as b,\n    c as d,\n):\n    pass\n", True),
+    ("d[a, b]", "d[a, b,]\n", True),
+    ("x = (1,)", "x = (1)\n", False),  # the comma of a one-element tuple stays
+    ("x = 1,", "x = (1,)\n", True),
+    ("d[k,]", "d[k]\n", False),
+    ("x, = f()", "x = f()\n", False),
+]
+
+LITERALS = [
+    ("x = 'a'", 'x = "a"\n', True),
+    ("x = 'a'", "x = '''a'''\n", True),
+    ('x = "a"', 'x = "\\x61"\n', True),
+    ('x = "a"', 'x = u"a"\n', True),
+    ('x = "ab"', 'x = ("a"\n     "b")\n', True),  # implicitly concatenated pieces, in parentheses
+    ('x = r"\\n"', 'x = "\\n"\n', False),
+    ('x = "a"', 'x = b"a"\n', False),
+    ('f"{x}"', "f'{x}'\n", True),
+    ('f"{x}"', '"{x}"\n', False),
+    ("x = 0xAB", "x = 0xab\n", True),
+    ("x = 0xAB", "x = 171\n", True),
+    ("x = 1E5", "x = 1e5\n", True),
+    ("x = 10_000", "x = 10000\n", True),
+    ("x = 1", "x = 1.0\n", False),
+    ("x = 0", "x = 00\n", True),
+]
+
+ARGUMENTS = [
+    ("f(a=1, b=2)", "f(b=2, a=1)\n", True),
+    ("f(x, a=1, b=2)", "f(x, b=2, a=1)\n", True),
+    ("f(a, b)", "f(b, a)\n", False),  # positional order changes meaning
+    ("f(a=1, $$$)", "f(b=0, a=1, c=2)\n", True),  # `$$$` takes what the fragment does not name
+    ("f($$$, a=1)", "f(x, a=1)\n", True),
+    ("f(a=1, $$$)", "f(a=2, b=0)\n", False),
+    ("f(x, $$$)", "f(x)\n", True),
+    ("f(x, $$$)", "f(x, y, z=1)\n", True),
+    ("f(x, $$$)", "f(x.y)\n", False),  # a run of whole arguments, not the rest of one
+    ("f(x, $$$)", "f(xy)\n", False),
+    ("f($$$, y)", "f(a, b, y)\n", True),
+    ("f(x, $$$, y)", "f(x, y)\n", True),
+    ("f(x, $$$, y)", "f(x, a, y)\n", True),
+    ("f(x, $$$, y)", "f(xy)\n", False),
+    ("f($$$)", "f()\n", True),
+    ("f($$$)", "f(a, b=1)\n", True),
+    ("[a, $$$]", "[a, b, c]\n", True),
+    ("[a, $$$]", "[a.b]\n", False),
+    ("def f(self, $$$):\n    pass", "def f(self, a, *, b=1):\n    pass\n", True),
+    ("len($$$.output_ids)", "len(self.reqs[i].output_ids)\n", True),  # elsewhere a balanced run, as before
+]
+
+METAVARIABLES = [
+    ("$R.num_computed_tokens = 0", "preempted_req.num_computed_tokens = 0\n", True),
+    ("$R.num_computed_tokens = 0", "self.reqs[i].num_computed_tokens = 0\n", True),  # one whole expression
+    ("$R.num_computed_tokens = 0", "self.reqs[i].num_computed_tokens = 1\n", False),
+    ("$A == $A", "x.y == x.y\n", True),  # consistently where it recurs
+    ("$A == $A", "x.y == x.z\n", False),
+    ("f($X)", "f(a + b)\n", True),
+    ("f($X)", "f(a, b)\n", False),
+    ("$X = f()", "x = y = f()\n", True),
+    ("$$$.pop()", "self.running.pop()\n", True),
+]
+
+MEANING = [
+    ("if x:\n    pass", "if not x:\n    pass\n", False),
+    ("y = f()", "y = await f()\n", False),
+    ("x = a < b", "x = a <= b\n", False),
+    ("x = a", "x = b\n", False),
+    ("@cache\ndef f():\n    pass", "def f():\n    pass\n", False),
+    ("def f():\n    pass", "@cache\ndef f():\n    pass\n", True),  # a fragment may leave out what comes before
+]
+
+FALLBACK = [
+    # Fragments that are not Python as written keep working as before: token by token, parentheses and keyword
+    # arguments as written, without the statement marks; only strings, numbers and trailing commas are free.
+    ("] = False", "x[k] = False\n", True),
+    ("] = False", "x[k] = True\n", False),
+    ("] = False", "x[k] = (False)\n", False),
+    ("and self.flag", "if a and self.flag:\n    pass\n", True),
+    ("] = 'a'", 'x[k] = "a"\n', True),
+    (", b)", "f(a, b,)\n", True),
+    ("b=2, a=1)", "f(b=2, a=1)\n", True),  # keyword arguments in the order written
+    ("running.pop()", "self.running.pop()\n", True),  # a structural fragment may still match a run
+]
+
+
+@pytest.mark.parametrize("fragment,source,matches", LAYOUT + PARENTHESES + COMMAS + LITERALS + ARGUMENTS
+                         + METAVARIABLES + MEANING + FALLBACK)
+def test_comparing_code(fragment, source, matches):
+    assert holds(fragment, source) is matches
+
+
+@pytest.mark.parametrize("fragment,source,matches", PARENTHESES + COMMAS + LITERALS)
+def test_absent_compares_the_same_way(fragment, source, matches):
+    assert holds(fragment, source, "absent") is not matches

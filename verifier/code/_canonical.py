@@ -1,0 +1,470 @@
+"""Python code in one canonical layout (FORMAT.md, "Comparing code"), as a token stream.
+
+A scope's code and a fragment are both put in this layout, then compared
+token by token (`_fragments`). The layout is made from tree-sitter's syntax
+tree, so that only what Python reads counts:
+
+- comments, whitespace, line breaks and continuations are not tokens;
+- a statement ends with a NL mark, a block opens with INDENT and closes with
+  DEDENT (so a run of statements stays inside one block, whatever the layout);
+- parentheses that group nothing are left out (`x = (0)`, `if (a and b):`,
+  `for (a, b) in z`); those that group (`(a + b) * c`, a tuple in an argument)
+  stay;
+- a trailing comma is left out, but for the one of a one-element tuple;
+- a string or number is one token whose text is its value (quote style,
+  prefixes, escapes and implicit concatenation aside; `0xAB` is 171);
+- the keyword arguments of a call come after the others, in name order.
+
+Each token keeps the offsets of what it stands for in the original text, so
+that a match still has its lines. `ends` records, for each token index, where
+each expression starting there ends: a fragment's `$NAME` binds one of them.
+
+Fragments: `$NAME` and `$$$` are put in the code as placeholder names, and
+the fragment is parsed; when it parses without errors it is laid out the same
+way (a *structural* fragment: `$NAME` binds an expression, `$$$` a run of
+arguments, elements or statements). A fragment that is not Python as written
+(`] = False`, `and self.flag`) is tokenized as before, with its strings and
+numbers by value and trailing commas left out, and compared with the scope's
+tokens without the marks; there `$NAME` binds one token.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import tree_sitter
+
+from . import _python
+from ._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token, tokenize
+
+MARK = "mark"
+NL, INDENT, DEDENT = "⏎", "⇥", "⇤"
+#: `$$$` among the items of a list (arguments, elements, parameters): a run of whole items. Its text says
+#: which commas it needs: `,$$$` (after an item), `$$$,` (before one), `,$$$,` (between two), `$$$`.
+ITEMS_RUN = "meta-items"
+#: `$$$` as a statement: a run of whole statements.
+STATEMENTS_RUN = "meta-statements"
+RUNS = (ELLIPSIS_META, ITEMS_RUN, STATEMENTS_RUN)
+
+_META_PREFIX = "__gotchas_meta_"
+_RUN_NAME = "__gotchas_run__"
+_META_SOURCE = re.compile(r"\$\$\$|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+#: Expressions, as tree-sitter names them: what a structural `$NAME` may stand for.
+EXPRESSIONS = frozenset("""identifier attribute call subscript string concatenated_string integer float true
+false none ellipsis list tuple set dictionary list_comprehension dictionary_comprehension set_comprehension
+generator_expression parenthesized_expression binary_operator unary_operator boolean_operator not_operator
+comparison_operator conditional_expression lambda await named_expression list_splat dictionary_splat
+yield slice keyword_identifier""".split())
+
+#: Items separated by commas, each container's brackets (None: none), and whether keyword arguments are
+#: sorted in it. Their trailing commas are left out.
+_ITEM_LISTS = {
+    "argument_list": ("(", ")"), "parameters": ("(", ")"), "lambda_parameters": (None, None),
+    "list": ("[", "]"), "set": ("{", "}"), "dictionary": ("{", "}"), "list_pattern": ("[", "]"),
+    "expression_list": (None, None), "pattern_list": (None, None), "with_clause": (None, None),
+}
+_SKIP = frozenset({"comment", "line_continuation"})
+_STATEMENT_PARENTS = frozenset({"module", "block"})
+
+# Binding strength, loosest first (the Python reference's precedence table).
+_PRECEDENCE = {"lambda": 1, "conditional_expression": 2, "not_operator": 5, "comparison_operator": 6,
+               "unary_operator": 13, "await": 15}
+_BOOLEAN = {"or": 3, "and": 4}
+_BINARY = {"|": 7, "^": 8, "&": 9, "<<": 10, ">>": 10, "+": 11, "-": 11, "*": 12, "/": 12, "//": 12, "%": 12,
+           "@": 12, "**": 14}
+_ATOM = 16
+#: Where a bare tuple reads as the tuple (`return a, b`, `x = a, b`, `for a, b in z`, `d[a, b]`).
+_BARE_TUPLE = frozenset({"expression_statement", "assignment", "augmented_assignment", "return_statement",
+                         "for_statement", "subscript", "yield", "parenthesized_expression"})
+
+
+def _precedence(node: tree_sitter.Node) -> int:
+    kind = node.type
+    if kind == "boolean_operator":
+        op = node.child_by_field_name("operator")
+        return _BOOLEAN.get(op.type if op is not None else "", 3)
+    if kind == "binary_operator":
+        op = node.child_by_field_name("operator")
+        return _BINARY.get(op.type if op is not None else "", 11)
+    return _PRECEDENCE.get(kind, _ATOM if kind in EXPRESSIONS else 0)
+
+
+def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node | None, index: int) -> bool:
+    """Whether `(inner)`, the `index`-th child of `parent`, reads otherwise without its parentheses."""
+    if inner.type in ("yield", "named_expression", "list_splat", "dictionary_splat", "expression_list"):
+        return True  # rare, and not always optional: kept
+    strength = _precedence(inner)
+    if strength == 0:
+        return True  # not an expression we know: kept
+    if parent is None:
+        return False
+    kind = parent.type
+    if strength == _ATOM:
+        return False  # a name, a call, a literal, a display...: never grouped
+    if kind in ("attribute", "call", "subscript") and index == 0:
+        return True  # `(a + b).c`, `(f or g)()`
+    if kind in ("binary_operator", "boolean_operator"):
+        outer = _precedence(parent)
+        if strength != outer:
+            return strength < outer
+        right_associative = kind == "binary_operator" and outer == _BINARY["**"]
+        return index == 0 if right_associative else index != 0
+    if kind == "comparison_operator":
+        return strength <= _PRECEDENCE["comparison_operator"]
+    if kind in ("not_operator", "unary_operator", "await"):
+        return strength < _precedence(parent) or (kind == "await" and strength < _ATOM)
+    if kind == "conditional_expression":
+        return strength <= _PRECEDENCE["conditional_expression"]
+    if kind in ("for_in_clause", "if_clause"):
+        return strength <= _PRECEDENCE["conditional_expression"]  # `for x in (a if b else c)` in a comprehension
+    return False  # an argument, an element, a value, a condition, a return value...
+
+
+@dataclass
+class Stream:
+    """A scope's code as tokens, and the expressions that start at each token."""
+
+    tokens: list[Token] = field(default_factory=list)
+    ends: dict[int, list[int]] = field(default_factory=dict)  # token index -> end indices of expressions there
+
+    @cached_property
+    def index(self) -> dict[str, list[int]]:
+        """Each token's text -> where it occurs, in order."""
+        found: dict[str, list[int]] = {}
+        for i, token in enumerate(self.tokens):
+            found.setdefault(token.text, []).append(i)
+        return found
+
+
+class _Emitter:
+    """Walks a syntax tree and writes its canonical tokens."""
+
+    def __init__(self, char=None, fragment: bool = False, as_written: bool = False) -> None:
+        self.stream = Stream()
+        self.out = self.stream.tokens
+        self.char = char or (lambda byte: byte)
+        self.fragment = fragment
+        #: Parentheses and keyword arguments as written (for fragments that are not Python: see `plain`).
+        self.as_written = as_written
+
+    # -- tokens -----------------------------------------------------------------------------------------
+
+    def token(self, kind: str, text: str, node: tree_sitter.Node) -> None:
+        self.out.append(Token(kind, text, self.char(node.start_byte), self.char(node.end_byte)))
+
+    def mark(self, text: str, at: int) -> None:
+        offset = self.char(at)
+        self.out.append(Token(MARK, text, offset, offset))
+
+    # -- nodes ------------------------------------------------------------------------------------------
+
+    def node(self, node: tree_sitter.Node, parent: tree_sitter.Node | None = None, index: int = 0) -> None:
+        start = len(self.out)
+        kind = node.type
+        if kind == "parenthesized_expression":
+            inner = _inner(node)
+            if inner is None or self.as_written or _needs_parens(inner, parent, index):
+                self.token(OP, "(", node)
+                if inner is not None:
+                    self.node(inner, node, 0)
+                self.token(OP, ")", node)
+            else:
+                self.node(inner, parent, index)  # as if it stood where the parentheses are
+        elif kind in ("string", "concatenated_string"):
+            self.token(STRING, string_key(node), node)
+        elif kind in ("integer", "float"):
+            self.token(NUMBER, number_key(node.text.decode("utf-8", "replace")), node)
+        elif kind == "identifier":
+            self.name(node)
+        elif kind in ("tuple", "tuple_pattern"):
+            self.tuple(node, parent)
+        elif kind in _ITEM_LISTS:
+            self.items(node, *_ITEM_LISTS[kind], sort_keywords=kind == "argument_list" and not self.as_written)
+        elif kind == "subscript":
+            self.subscript(node)
+        elif kind == "import_from_statement":
+            self.import_from(node)
+        elif kind in ("module", "block"):
+            self.block(node, kind == "block")
+        elif kind == "decorated_definition":
+            for child in node.named_children:
+                if child.type == "decorator":
+                    self.node(child, node)
+                    self.mark(NL, child.end_byte)
+                elif child.type not in _SKIP:
+                    self.node(child, node)
+        elif node.child_count == 0:
+            self.leaf(node)
+        else:
+            for i, child in enumerate(node.children):
+                if child.type in _SKIP or (child.type == ";" and not child.is_named):
+                    continue
+                self.node(child, node, i)
+        if kind in EXPRESSIONS and len(self.out) > start:
+            self.stream.ends.setdefault(start, []).append(len(self.out))
+
+    def leaf(self, node: tree_sitter.Node) -> None:
+        text = node.text.decode("utf-8", "replace")
+        if not text:
+            return  # a MISSING node (a source with syntax errors)
+        self.token(NAME if text[:1].isidentifier() else OP, text, node)
+
+    def name(self, node: tree_sitter.Node) -> None:
+        text = node.text.decode("utf-8", "replace")
+        if self.fragment and text.startswith(_META_PREFIX):
+            self.token(META, "$" + text[len(_META_PREFIX):], node)
+        elif self.fragment and text == _RUN_NAME:
+            self.token(ELLIPSIS_META, "$$$", node)
+        else:
+            self.token(NAME, text, node)
+
+    def block(self, node: tree_sitter.Node, indent: bool) -> None:
+        if indent:
+            self.mark(INDENT, node.start_byte)
+        for child in node.named_children:
+            if child.type in _SKIP:
+                continue
+            if self.fragment and _is_run(child):
+                self.token(STATEMENTS_RUN, "$$$", child)
+                continue
+            self.node(child, node)
+            self.mark(NL, child.end_byte)
+        if indent:
+            self.mark(DEDENT, node.end_byte)
+
+    def items(self, node: tree_sitter.Node, opening: str | None, closing: str | None,
+              sort_keywords: bool = False) -> None:
+        items = [c for c in node.named_children if c.type not in _SKIP]
+        if sort_keywords:
+            keywords = sorted((c for c in items if c.type == "keyword_argument"), key=_keyword_name)
+            items = [c for c in items if c.type != "keyword_argument"] + keywords
+        if opening and node.child_count and node.children[0].type == opening:
+            self.token(OP, opening, node.children[0])
+        self.sequence(node, items, keyword_runs=sort_keywords)
+        if len(items) == 1 and node.type in ("expression_list", "pattern_list"):
+            self.token(OP, ",", node)  # `x, = y`: a one-element tuple
+        if closing and node.child_count and node.children[-1].type == closing:
+            self.token(OP, closing, node.children[-1])
+
+    def sequence(self, node: tree_sitter.Node, items: list[tree_sitter.Node], keyword_runs: bool = False) -> None:
+        """Items separated by commas; in a fragment, `$$$` among them is a run of whole items, and where
+        keyword arguments are sorted, runs go between them too (`$$$` takes what the fragment does not name)."""
+        runs = [self.fragment and _is_run(item) for item in items]
+        if keyword_runs and any(runs):
+            spread: list[tree_sitter.Node | None] = []
+            for item, run in zip(items, runs):
+                if item.type == "keyword_argument":
+                    if not spread or spread[-1] is not None:
+                        spread.append(None)  # a run before each keyword
+                    spread.append(item)
+                elif run:
+                    if not spread or spread[-1] is not None:
+                        spread.append(None)
+                else:
+                    spread.append(item)
+            if spread and spread[-1] is not None and spread[-1].type == "keyword_argument":
+                spread.append(None)  # and after the last
+            items, runs = [i if i is not None else node for i in spread], [i is None for i in spread]
+        for n, (item, run) in enumerate(zip(items, runs)):
+            before = n > 0 and not runs[n - 1]
+            after = n + 1 < len(items) and not runs[n + 1]
+            if run:
+                self.token(ITEMS_RUN, ("," if before else "") + "$$$" + ("," if after else ""), item)
+                continue
+            self.node(item, node, n)
+            if after:
+                self.token(OP, ",", item)
+
+    def tuple(self, node: tree_sitter.Node, parent: tree_sitter.Node | None) -> None:
+        items = [c for c in node.named_children if c.type not in _SKIP]
+        if self.as_written:
+            bracketed = node.child_count > 0 and node.children[0].type == "("
+        else:
+            bracketed = not items or parent is None or parent.type not in _BARE_TUPLE
+        if bracketed:
+            self.token(OP, "(", node)
+        self.sequence(node, items)
+        if len(items) == 1:
+            self.token(OP, ",", node)  # the comma that makes a one-element tuple
+        if bracketed:
+            self.token(OP, ")", node)
+
+    def subscript(self, node: tree_sitter.Node) -> None:
+        value = node.child_by_field_name("value")
+        indices = node.children_by_field_name("subscript")
+        self.node(value, node, 0)
+        self.token(OP, "[", node)
+        self.sequence(node, indices)
+        if len(indices) == 1 and any(c.type == "," for c in node.children):
+            self.token(OP, ",", node)  # `d[k,]`: the index is a one-element tuple
+        self.token(OP, "]", node)
+
+    def import_from(self, node: tree_sitter.Node) -> None:
+        """`from m import (a, b,)` is `from m import a, b`."""
+        names = node.children_by_field_name("name")
+        module = node.child_by_field_name("module_name")
+        self.token(NAME, "from", node)
+        if module is not None:
+            self.node(module, node)
+        self.token(NAME, "import", node)
+        if names:
+            self.sequence(node, names)
+        else:
+            for child in node.named_children:
+                if child.type == "wildcard_import":
+                    self.node(child, node)
+
+
+def _inner(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    return next((c for c in node.named_children if c.type not in _SKIP), None)
+
+
+def _is_run(node: tree_sitter.Node) -> bool:
+    """A `$$$` placeholder standing alone (as an item, or as a statement)."""
+    if node.type == "expression_statement" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node.type == "identifier" and node.text == _RUN_NAME.encode()
+
+
+def _keyword_name(node: tree_sitter.Node) -> str:
+    name = node.child_by_field_name("name")
+    return name.text.decode("utf-8", "replace") if name is not None else ""
+
+
+# --- values ------------------------------------------------------------------------------------------------
+
+def string_key(node: tree_sitter.Node) -> str:
+    """A string literal by value: its kind (str, bytes, f-string) and value, whatever its quotes and pieces."""
+    pieces = [node] if node.type == "string" else [c for c in node.named_children if c.type == "string"]
+    kinds = set()
+    for piece in pieces:
+        prefix = re.match(rb"[A-Za-z]*", piece.text).group().lower()
+        kinds.add("b" if b"b" in prefix else "f" if (b"f" in prefix or b"t" in prefix) else "s")
+    kind = "f" if "f" in kinds else "b" if kinds == {"b"} else "s"
+    value = "".join(_python.string_value(piece) for piece in pieces)
+    return kind + repr(value)
+
+
+def number_key(text: str) -> str:
+    """A number literal by value: `0xAB` is `171`, `1E5` is `100000.0`, `10_000` is `10000`."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text.lower()
+    return repr(value) if isinstance(value, (int, float, complex)) and not isinstance(value, bool) else text
+
+
+# --- scopes and fragments ----------------------------------------------------------------------------------
+
+def scope_stream(root: tree_sitter.Node, start: int, end: int, char=None) -> Stream:
+    """The canonical tokens of the code between two byte offsets of a parsed file: every node wholly inside
+    is laid out; a statement of a block ends with a NL mark, as in a block."""
+    emitter = _Emitter(char)
+    _emit_range(emitter, root, start, end)
+    return emitter.stream
+
+
+def plain_stream(root: tree_sitter.Node, start: int, end: int, char=None) -> Stream:
+    """The tokens that a fragment that is not Python is compared with: as the canonical ones, but with the
+    parentheses and keyword arguments as written, and no marks (such a fragment is compared as before,
+    token by token, with only its strings, numbers and trailing commas made layout-free)."""
+    emitter = _Emitter(char, as_written=True)
+    _emit_range(emitter, root, start, end)
+    return Stream([t for t in emitter.out if t.kind != MARK])
+
+
+def _emit_range(emitter: _Emitter, node: tree_sitter.Node, start: int, end: int) -> None:
+    # A block is never laid out whole here: the scope is what is in it (a block can start and end with the
+    # one definition that is the scope).
+    if node.start_byte >= start and node.end_byte <= end and node.type not in _STATEMENT_PARENTS:
+        emitter.node(node, node.parent)
+        if node.parent is not None and node.parent.type in _STATEMENT_PARENTS and node.type not in _SKIP:
+            emitter.mark(NL, node.end_byte)
+        return
+    for child in node.children:
+        if child.end_byte <= start or child.start_byte >= end or child.type in _SKIP:
+            continue
+        if node.type in _STATEMENT_PARENTS and not child.is_named:
+            continue  # a `;` between statements
+        _emit_range(emitter, child, start, end)
+
+
+@dataclass(frozen=True)
+class CanonicalFragment:
+    tokens: tuple[Token, ...]
+    structural: bool  # parsed as Python: compared with the marks, `$NAME` binding an expression
+
+
+def fragment_tokens(code: str) -> CanonicalFragment:
+    """A `contains`/`absent`/`after` fragment in the canonical layout (see the module's docstring)."""
+    placed = _META_SOURCE.sub(lambda m: _RUN_NAME if m.group(1) is None else _META_PREFIX + m.group(1), code)
+    if placed.strip():
+        tree = _python.parse(_dedent(placed).encode("utf-8"))
+        if not tree.root_node.has_error:
+            tokens = _structural(tree.root_node, _dedent(placed))
+            if tokens:
+                return CanonicalFragment(tuple(tokens), True)
+    return CanonicalFragment(tuple(_plain(code)), False)
+
+
+def _dedent(code: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(code).strip("\n")
+
+
+def _structural(root: tree_sitter.Node, text: str) -> list[Token]:
+    statements = [c for c in root.named_children if c.type not in _SKIP]
+    emitter = _Emitter(_char_of(text), fragment=True)
+    if len(statements) == 1 and statements[0].type == "expression_statement" and not _is_run(statements[0]):
+        expression = statements[0]
+        only = [c for c in expression.named_children if c.type not in _SKIP]
+        if len(only) == 1:
+            emitter.node(only[0], expression, 0)  # one expression: it may stand anywhere, as before
+        else:
+            emitter.node(expression, root)
+    else:
+        emitter.block(root, indent=False)
+    tokens = emitter.out
+    while tokens and tokens[-1].kind == MARK:  # a fragment ends where its code ends: what follows is free
+        tokens.pop()
+    while tokens and tokens[0].kind == MARK:
+        tokens.pop(0)
+    return tokens
+
+
+def _char_of(text: str):
+    encoded = text.encode("utf-8")
+    if len(encoded) == len(text):
+        return lambda byte: byte
+    return lambda byte: len(encoded[:byte].decode("utf-8", errors="ignore"))
+
+
+def _plain(code: str) -> list[Token]:
+    """A fragment that is not Python, tokenized as before: strings and numbers by value, and no trailing commas."""
+    tokens = tokenize(code, fragment=True)
+    out: list[Token] = []
+    for i, token in enumerate(tokens):
+        if token.kind == STRING:
+            token = token._replace(text=_string_token_key(token.text))
+        elif token.kind == NUMBER:
+            token = token._replace(text=number_key(token.text))
+        elif token.text == "," and i + 1 < len(tokens) and tokens[i + 1].text in (")", "]", "}"):
+            continue
+        out.append(token)
+    return out
+
+
+def _string_token_key(text: str) -> str:
+    tree = _python.parse(text.encode("utf-8"))
+    node = tree.root_node
+    while node.named_child_count and node.type not in ("string", "concatenated_string"):
+        node = node.named_children[0]
+    return string_key(node) if node.type in ("string", "concatenated_string") else text
