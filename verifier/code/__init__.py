@@ -19,7 +19,6 @@ from ..model import is_python_path
 from . import _canonical, _fragments, _python
 from ._canonical import RUNS
 from ._fragments import BudgetExceeded
-from ._tokens import Token
 
 __all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fragment", "fold_whitespace"]
 
