@@ -158,3 +158,11 @@ def test_comparing_code(fragment, source, matches):
 @pytest.mark.parametrize("fragment,source,matches", PARENTHESES + COMMAS + LITERALS)
 def test_absent_compares_the_same_way(fragment, source, matches):
     assert holds(fragment, source, "absent") is not matches
+
+
+def test_a_trailing_comma_before_a_closing_run_is_optional_in_a_fragment_that_is_not_python():
+    fragment = 'x = [ "a", $$$ "b", $$$ ]'  # not Python as written: `$$$ "b"`
+    assert holds(fragment, 'x = [\n    "a",\n    "z",\n    "b",\n]\n')
+    assert holds(fragment, 'x = ["a", "b"]\n')
+    assert holds(fragment, 'x = ["a", "z", "b", "c"]\n')
+    assert not holds(fragment, 'x = ["a", "c"]\n')

@@ -23,6 +23,8 @@ from ._fragments import BudgetExceeded
 __all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fragment", "fold_whitespace"]
 
 _WS = re.compile(r"\s+")
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
+_WIDE = re.compile(r"[^\x00-\x7f]")
 _WORD = re.compile(r"\w+")
 _SHORTLIST = 8  # lines compared character by character for a closest-line hint
 
@@ -123,16 +125,36 @@ class SourceFile:
     def _ascii(self) -> bool:
         return len(self._encoded) == len(self.text)
 
+    @cached_property
+    def _continuations(self) -> list[int]:
+        """Byte offsets of the UTF-8 continuation bytes: each makes the text one character shorter than its bytes.
+        (The canonical layout asks for a character offset of every token: a search from the start each time
+        was quadratic on files with a few non-ASCII characters.)"""
+        return [m.start() for m in _CONTINUATION.finditer(self._encoded)]
+
+    @cached_property
+    def _wide(self) -> tuple[list[int], list[int]]:
+        """Character offsets of the characters that take more than one byte, and how many bytes more each
+        and those before it take."""
+        offsets, extra, total = [], [], 0
+        for m in _WIDE.finditer(self.text):
+            total += len(m.group().encode("utf-8")) - 1
+            offsets.append(m.start())
+            extra.append(total)
+        return offsets, extra
+
     def char(self, byte: int) -> int:
         """The character offset of a byte offset into the encoded text."""
         if self._ascii:
             return byte
-        return len(self._encoded[:byte].decode("utf-8", errors="ignore"))
+        return byte - bisect.bisect_right(self._continuations, byte)
 
     def byte(self, char: int) -> int:
         if self._ascii:
             return char
-        return len(self.text[:char].encode("utf-8"))
+        offsets, extra = self._wide
+        before = bisect.bisect_left(offsets, char)
+        return char + (extra[before - 1] if before else 0)
 
     @cached_property
     def tree(self):
@@ -219,17 +241,41 @@ class SourceFile:
         """Every occurrence of the fragment in the scope, in order of start."""
         if not self.is_python:
             return self._find_text(fragment, scope)
-        stream = self.stream(scope, fragment.structural)
-        tokens, index = stream.tokens, stream.index
-        ends = stream.ends if fragment.structural else None
-        spans = []
-        for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends):
-            if end > start:  # an empty match only comes from a fragment of bare `$$$`
-                last = end - 1
-                while last > start and tokens[last].kind == _canonical.MARK:
-                    last -= 1  # a run may end with marks: the match ends with its code
-                spans.append(Span(tokens[start].start, tokens[last].end))
-        return spans
+        spans: set[Span] = set()
+        for region in self._regions(fragment, scope):
+            stream = self.stream(region, fragment.structural)
+            tokens, index = stream.tokens, stream.index
+            ends = stream.ends if fragment.structural else None
+            for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends):
+                if end > start:  # an empty match only comes from a fragment of bare `$$$`
+                    last = end - 1
+                    while last > start and tokens[last].kind == _canonical.MARK:
+                        last -= 1  # a run may end with marks: the match ends with its code
+                    spans.add(Span(tokens[start].start, tokens[last].end))
+        return sorted(spans, key=lambda s: (s.start, s.end))
+
+    def _regions(self, fragment: Fragment, scope: Scope) -> list[Scope]:
+        """Where in the scope the fragment can match: the scope, or, for a structural fragment of one statement
+        or less that names something, just the statements where that name is written.
+
+        Laying out a whole scope costs a walk of its tree; most fragments name something rare (the longest
+        name they have), and a match of a fragment without statement marks lies within one statement, which
+        must hold that name: only those statements are laid out.
+        """
+        names = [t.text for t in fragment.tokens if t.kind == "name"] if fragment.structural else []
+        if not names or any(t.kind == _canonical.MARK for t in fragment.tokens):
+            return [scope]
+        rarest = max(names, key=len)
+        regions: dict[tuple[int, int], Scope] = {}
+        for m in re.compile(r"\b" + re.escape(rarest) + r"\b").finditer(self.text, scope.start, scope.end):
+            statement = _python.statement_at(self.root, self.byte(m.start()))
+            if statement is None:
+                return [scope]  # not inside a statement of a block (a decorator, a class's bases...): all of it
+            a, b = self.char(statement.start_byte), self.char(statement.end_byte)
+            if a < scope.start or b > scope.end:
+                return [scope]  # the statement is larger than the scope (an assignment's scope, say)
+            regions[(a, b)] = Scope(a, b, scope.symbol)
+        return list(regions.values())
 
     # --- text (files that are not Python) --------------------------------------
 

@@ -456,10 +456,17 @@ def _plain(code: str) -> list[Token]:
             token = token._replace(text=_string_token_key(token.text))
         elif token.kind == NUMBER:
             token = token._replace(text=number_key(token.text))
-        elif token.text == "," and i + 1 < len(tokens) and tokens[i + 1].text in (")", "]", "}"):
-            continue
+        elif token.text == "," and _closes(tokens, i + 1):
+            continue  # a trailing comma (`f(a,)`, or `f(a, $$$)` written for one): the scope has none
         out.append(token)
     return out
+
+
+def _closes(tokens: list[Token], i: int) -> bool:
+    """Whether tokens[i:] starts with a closing bracket, or with `$$$` and then one."""
+    if i < len(tokens) and tokens[i].kind == ELLIPSIS_META:
+        i += 1
+    return i < len(tokens) and tokens[i].text in (")", "]", "}")
 
 
 def _string_token_key(text: str) -> str:

@@ -242,7 +242,15 @@ def string_value(node: tree_sitter.Node) -> str:
     return "".join(parts)
 
 
+_SIMPLE = re.compile(rb"""([uU]?)("{3}|'{3}|"|')(.*)\2""", re.DOTALL)
+
+
 def _literal(source: bytes) -> str:
+    simple = _SIMPLE.fullmatch(source)
+    if simple is not None and b"\\" not in source:  # no escape, no prefix that changes it: as written
+        quote, body = simple.group(2), simple.group(3)
+        if quote[:1] not in body if len(quote) == 1 else (quote not in body and not body.endswith(quote[:1])):
+            return body.decode("utf-8", "replace")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
