@@ -166,3 +166,8 @@ def test_a_trailing_comma_before_a_closing_run_is_optional_in_a_fragment_that_is
     assert holds(fragment, 'x = ["a", "b"]\n')
     assert holds(fragment, 'x = ["a", "z", "b", "c"]\n')
     assert not holds(fragment, 'x = ["a", "c"]\n')
+
+
+def test_a_parenthesized_assignment_target_is_not_a_tuple():
+    assert holds("a = b = f()", "a = (\n    b\n) = f()\n")
+    assert not holds("a = b = f()", "a = (b,) = f()\n")

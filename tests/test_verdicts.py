@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from pathlib import Path
 
 from verifier import verdicts as verdicts_module
 from verifier.evaluate import FileCache, evaluate
@@ -77,7 +78,7 @@ def test_another_verifier_version_or_check_is_a_miss(tmp_path, monkeypatch):
     cache = VerdictCache(path)
     cache.put(CHECK, Verdict(CHANGED, "not-found", path=CHECK.path, file_sha=SHA))
     cache.close()
-    monkeypatch.setattr(verdicts_module, "__version__", "0.0.0-other")
+    monkeypatch.setattr(verdicts_module, "SEMANTICS", "0.0.0-other")
     other = VerdictCache(path)
     assert other.get(CHECK, SHA) is None
     other.close()
@@ -94,7 +95,7 @@ def test_a_damaged_row_is_a_miss_not_a_failure(tmp_path):
     VerdictCache(path).close()
     with sqlite3.connect(path) as db:
         db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?)",
-                   (verdicts_module.__version__, CHECK.fingerprint, SHA, "{not json"))
+                   (verdicts_module.SEMANTICS, CHECK.fingerprint, SHA, "{not json"))
     cache = VerdictCache(path)
     assert cache.get(CHECK, SHA) is None and cache.misses == 1
     assert evaluate(CHECK, Snapshot(SOURCE), FileCache(), cache).status == HOLDS
@@ -142,3 +143,18 @@ def test_checks_on_a_file_already_parsed_do_not_read_it_again(tmp_path):
     assert evaluate(other, first, files, cache).status == HOLDS and first.reads == 1
     assert cache.get(other, SHA) is not None
     cache.close()
+
+
+def test_the_cache_key_follows_the_matching_code(tmp_path, monkeypatch):
+    """Matching code edited without a new version (during development) must not meet the old answers."""
+    import shutil
+
+    from verifier import verdicts
+
+    package = Path(verdicts.__file__).resolve().parent
+    copy = tmp_path / "verifier"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(verdicts, "__file__", str(copy / "verdicts.py"))
+    same = verdicts._semantics()
+    (copy / "code" / "_fragments.py").write_text((copy / "code" / "_fragments.py").read_text() + "\n# edited\n")
+    assert same == verdicts.SEMANTICS and verdicts._semantics() != same

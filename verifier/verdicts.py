@@ -1,7 +1,8 @@
 """Verdicts cached by (form, file content): a file that did not change between releases is not matched again.
 
 Kept in SQLite under the cache directory. The key holds the verifier's version
-(matching may change between versions), the form's fingerprint (what it looks
+and a digest of its matching code (`SEMANTICS`: matching may change between
+versions, and during development within one), the form's fingerprint (what it looks
 for) and the sha256 of the file's content. `holds`, `changed` and `missing`
 (of a symbol) are cached: an `error` may be passing (a timeout) and is always
 recomputed.
@@ -24,6 +25,23 @@ import sqlite3
 from pathlib import Path
 
 from . import __version__
+
+
+def _semantics() -> str:
+    """The verifier's version and a digest of the code that decides verdicts and searches (matching and
+    evaluation): a cached answer is reused only by the same code, so that a change to the matcher, released
+    or not, never meets the answers of the one before."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted([here / "evaluate.py", here / "locate.py", *(here / "code").glob("*.py")]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+#: The key under which this verifier's cached verdicts and searches are kept.
+SEMANTICS = _semantics()
 from .cache import cache_dir
 from .model import CHANGED, HOLDS, MISSING, Form, Verdict
 
@@ -55,7 +73,7 @@ class VerdictCache:
             if self._db is not None:
                 try:
                     rows = self._db.execute("SELECT sha256, verdict FROM verdicts WHERE verifier=? AND check_fp=?",
-                                            (__version__, fingerprint)).fetchall()
+                                            (SEMANTICS, fingerprint)).fetchall()
                 except sqlite3.Error:
                     rows = []
                 known.update(rows)
@@ -84,7 +102,7 @@ class VerdictCache:
         self._verdicts_of(check.fingerprint)[verdict.file_sha] = verdict
         if self._db is None:
             return
-        self._pending.append((__version__, check.fingerprint, verdict.file_sha, _encode(verdict)))
+        self._pending.append((SEMANTICS, check.fingerprint, verdict.file_sha, _encode(verdict)))
         if len(self._pending) >= BATCH:
             self.flush()
 
@@ -158,7 +176,7 @@ class SearchCache:
         if found is None and self._db is not None:
             try:
                 row = self._db.execute("SELECT found FROM searches WHERE verifier=? AND release=? AND kind=? AND query=?",
-                                       (__version__, identity, kind, query)).fetchone()
+                                       (SEMANTICS, identity, kind, query)).fetchone()
                 found = json.loads(row[0]) if row else None
             except (sqlite3.Error, ValueError):
                 found = None
@@ -181,7 +199,7 @@ class SearchCache:
         try:
             with self._db:
                 self._db.execute("INSERT OR REPLACE INTO searches VALUES (?, ?, ?, ?, ?)",
-                                 (__version__, identity, kind, query, json.dumps(found)))
+                                 (SEMANTICS, identity, kind, query, json.dumps(found)))
         except sqlite3.Error:
             pass
 

@@ -289,8 +289,8 @@ class _Emitter:
         if bracketed:
             self.token(OP, "(", node)
         self.sequence(node, items)
-        if len(items) == 1:
-            self.token(OP, ",", node)  # the comma that makes a one-element tuple
+        if len(items) == 1 and any(c.type == "," for c in node.children):
+            self.token(OP, ",", node)  # the comma that makes a one-element tuple (`(x) = y` has none)
         if bracketed:
             self.token(OP, ")", node)
 
@@ -404,14 +404,51 @@ class CanonicalFragment:
 
 def fragment_tokens(code: str) -> CanonicalFragment:
     """A `contains`/`absent`/`after` fragment in the canonical layout (see the module's docstring)."""
-    placed = _META_SOURCE.sub(lambda m: _RUN_NAME if m.group(1) is None else _META_PREFIX + m.group(1), code)
+    placed = _dedent(_META_SOURCE.sub(lambda m: _RUN_NAME if m.group(1) is None else _META_PREFIX + m.group(1),
+                                      code))
     if placed.strip():
-        tree = _python.parse(_dedent(placed).encode("utf-8"))
-        if not tree.root_node.has_error:
-            tokens = _structural(tree.root_node, _dedent(placed))
-            if tokens:
-                return CanonicalFragment(tuple(tokens), True)
+        tokens = _parsed(placed)
+        if tokens is None:
+            tokens = _header(placed)
+        if tokens:
+            return CanonicalFragment(tuple(tokens), True)
     return CanonicalFragment(tuple(_plain(code)), False)
+
+
+def _parsed(text: str) -> list[Token] | None:
+    tree = _python.parse(text.encode("utf-8"))
+    return None if tree.root_node.has_error else _structural(tree.root_node, text)
+
+
+#: The header of a compound statement written without its colon (`if x is None`), as authors often write an
+#: `after` fragment: how to complete it into Python (before, after), and where its own tokens begin.
+_HEADERS = {"if": ("", ""), "while": ("", ""), "for": ("", ""), "with": ("", ""), "def": ("", ""),
+            "class": ("", ""), "async": ("", ""), "elif": ("if True:\n    pass\n", ""),
+            "else": ("if True:\n    pass\n", ""), "except": ("try:\n    pass\n", ""),
+            "finally": ("try:\n    pass\n", "")}
+
+
+def _header(text: str) -> list[Token] | None:
+    """A clause that only parses after another (`elif x:`, `except E:` with their bodies), or a compound
+    statement's header without its colon and body (`if a and b`): laid out as such, without what was added
+    to parse it. A header without its colon still matches the start of a longer condition, as its tokens did."""
+    first = re.match(r"\s*([A-Za-z_]*)", text).group(1)
+    if first not in _HEADERS:
+        return None
+    before, _ = _HEADERS[first]
+    whole = not text.rstrip().endswith(":") and "\n" not in text.strip()  # a header alone
+    tokens = _parsed(f"{before}{text}:\n    {_RUN_NAME}\n" if whole else f"{before}{text}\n")
+    if tokens is None:
+        return None
+    start = next((i for i, t in enumerate(tokens) if t.text == first and i >= (1 if before else 0)
+                  and (not before or tokens[i - 1].kind == MARK)), None)
+    if start is None:
+        return None
+    if whole:
+        if len(tokens) < start + 3 or [t.text for t in tokens[-3:]] != [":", INDENT, "$$$"]:
+            return None
+        return tokens[start:-3]  # the header, without the colon and the body added to parse it
+    return tokens[start:]
 
 
 def _dedent(code: str) -> str:
