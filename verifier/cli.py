@@ -12,6 +12,7 @@ Exit codes (every command):
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -66,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="check only the entries changed since the merge base of REF and HEAD (everything when "
                             "the verifier, the engine registry or the vocabularies changed)")
     check.add_argument("--release", default="latest", metavar="V", help="the release to verify against (default: latest)")
+    check.add_argument("--mutate-seconds", type=float, default=60.0, metavar="S",
+                       help="with --changed-since: how long `mutate` may take per changed entry (default: 60)")
     check.add_argument("--format", choices=report.FORMATS, default="text")
     check.set_defaults(run=run_check)
 
@@ -124,6 +127,25 @@ def build_parser() -> argparse.ArgumentParser:
                        help="walk back to release V (default: the engine's `oldest` in gotchas/engines.yaml)")
     trace.add_argument("--write", action="store_true", help="add the proposed forms to the entry file")
     trace.set_defaults(run=run_trace)
+
+    mutate = commands.add_parser(
+        "mutate", help="prove that each check pins its claim, and that no reformat fools it",
+        description="For each check that holds at a release (the latest by default), mutate the code it matched "
+                    "so that its meaning changes (a literal, an operator, a call, a keyword argument, a statement "
+                    "deleted or moved) and run every check of the entry on each mutant: a mutant that no check "
+                    "notices survives, and shows what the entry does not pin. Then re-lay the files the checks "
+                    "read (ruff format and black at several line lengths, redundant parentheses, trailing commas, "
+                    "quotes, comments): a verdict that changes there is a bug of the matcher. Exits 1 when a "
+                    "reformat changed a verdict.")
+    mutate.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
+    mutate.add_argument("--engine", help="only the checks of this engine")
+    mutate.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                        help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH")
+    mutate.add_argument("--release", default="latest", metavar="V", help="the release (default: latest)")
+    mutate.add_argument("--seconds", type=float, default=120.0, metavar="S",
+                        help="at most this long per entry and engine (default: 120)")
+    mutate.add_argument("--format", choices=("text", "json", "github"), default="text")
+    mutate.set_defaults(run=run_mutate)
 
     site = commands.add_parser(
         "site", help="build the static site from the entries and the ledger",
@@ -306,8 +328,22 @@ def run_check(args) -> int:
             _check_engines(sorted(engines_needed), sources, pairs, args, progress, helper, results, notes)
         finally:
             helper.close()
-    sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
-    return _exit_code(diagnostics, results, any(r.verdict.status in (CHANGED, MISSING) for r in results))
+    reports = []
+    if args.changed_since and not args.offline and entries and not diagnostics:
+        # A pull request: do its checks pin their claims? A surviving mutant is a warning, a reformat that
+        # changes a verdict an error (a matcher bug).
+        reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.mutate_seconds)
+    if args.format == "json" and reports:
+        records = json.loads(report.render("json", diagnostics, results, notes, len(loaded)))
+        records += json.loads(report.mutate_report("json", kb, reports))
+        sys.stdout.write(json.dumps(records, indent=2) + "\n")
+    else:
+        sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
+        if reports and args.format != "junit":
+            sys.stdout.write(report.mutate_report("github" if args.format == "github" else "text", kb, reports))
+    flipped = any(r.neutral_flips for r in reports)
+    return _exit_code(diagnostics, results,
+                      flipped or any(r.verdict.status in (CHANGED, MISSING) for r in results))
 
 
 def _check_engines(engines, sources, pairs, args, progress, helper, results, notes) -> None:
@@ -418,8 +454,6 @@ def run_show(args) -> int:
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     try:
         if args.format == "json":
-            import json
-
             sys.stdout.write(json.dumps(report.show_records(kb, loaded.entry, ledger, args.engine), indent=2) + "\n")
         else:
             sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
@@ -599,6 +633,51 @@ def run_trace(args) -> int:
         print(f"wrote {wrote} form{'s' if wrote != 1 else ''} to {_display(kb, path)}" if wrote
               else "nothing to write")
     return EXIT_OK
+
+
+def run_mutate(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    loaded, diagnostics, entries = _load(kb, args.entries)
+    if diagnostics:
+        for d in diagnostics:
+            print(d, file=sys.stderr)
+        raise UsageError("fix the entries' lint problems first (`gotchas check --offline`)")
+    reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.seconds)
+    sys.stdout.write(report.mutate_report(args.format, kb, reports))
+    return EXIT_FINDINGS if any(r.neutral_flips for r in reports) else EXIT_OK
+
+
+def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version: str, seconds: float) -> list:
+    """`gotchas mutate` over entries: one report per entry and engine (used by `check --changed-since` too)."""
+    from .mutate import default_formatters, mutate_entry
+
+    engines = sorted({c.engine for e in entries for c in e.checks if engine is None or c.engine == engine})
+    progress = Progress()
+    sources = _sources(kb, specs, engine, set(engines), default="pypi", progress=progress)
+    formatters = default_formatters()
+    reports = []
+    try:
+        for name in engines:
+            source = sources.get(name)
+            if source is None:
+                continue
+            try:
+                release = choose_releases(source.releases(), set(), versions=[version])[0]
+                snapshot = source.open(release)
+            except LookupError as exc:
+                raise UsageError(f"{name}: {exc}") from None
+            try:
+                for entry in entries:
+                    if any(c.engine == name for c in entry.checks):
+                        reports.append(mutate_entry(entry, name, snapshot, release, seconds, formatters,
+                                                    lambda text: progress.status(f"mutate: {text}")))
+            finally:
+                _close(snapshot)
+                progress.done()
+    finally:
+        _close(*sources.values())
+    return reports
 
 
 def run_site(args) -> int:

@@ -454,3 +454,67 @@ def trace_text(kb, entry, traces) -> str:
                        "where all its checks do: a claim that arrived after the gotcha needs an earlier form, or its "
                        "own `since`, so that it does not cut the gotcha's range")
     return "\n".join(out) + "\n"
+
+
+# --- mutate ---------------------------------------------------------------------------------------------
+
+def mutate_report(fmt: str, kb, reports) -> str:
+    """What `gotchas mutate` found: per check, the meaning mutants caught and those that survived (with their
+    diff), and any reformat that changed a verdict."""
+    if fmt == "json":
+        records = [o.to_json(r.entry.id, r.engine, r.release.version) for r in reports for o in r.outcomes]
+        return json.dumps(records, indent=2) + "\n"
+    if fmt == "github":
+        return mutate_github(reports)
+    out = []
+    caught = total = flips = 0
+    for r in reports:
+        name = kb.engines[r.engine].name if r.engine in kb.engines else r.engine
+        out.append(f"{r.entry.id} ({name} {r.release.version})")
+        for check in r.entry.checks:
+            if check.engine != r.engine:
+                continue
+            if check.id in r.not_holding:
+                out.append(f"  {check.id}: {r.not_holding[check.id]} here: not mutated")
+                continue
+            if check.id not in r.holding:
+                continue
+            mine = r.meaning(check.id)
+            hit = sum(1 for o in mine if o.caught)
+            caught, total = caught + hit, total + len(mine)
+            out.append(f"  {check.id}: {hit} of {len(mine)} meaning mutants caught" if mine
+                       else f"  {check.id}: no mutant could be made of its code")
+            for o in mine:
+                if not o.caught:
+                    out.append(f"    survived: {o.mutant.description} ({o.mutant.path}:{o.mutant.line})")
+                    out.extend(f"      {line}" for line in o.diff(r.originals.get(o.mutant.path, "")).splitlines())
+        neutral = [o for o in r.outcomes if o.mutant.kind == "neutral"]
+        flips += len(r.neutral_flips)
+        out.append(f"  neutral: {len(neutral)} rewrites of the files read, "
+                   + (f"{len(r.neutral_flips)} changed a verdict (a matcher bug):" if r.neutral_flips
+                      else "no verdict changed"))
+        for o in r.neutral_flips:
+            out.append(f"    {o.mutant.description} in {o.mutant.path} changed {', '.join(o.changed)}")
+        out.extend(f"  note: {n}" for n in r.notes)
+        out.append("")
+    share = f" ({100 * caught / total:.0f}%)" if total else ""
+    out.append(f"{len(reports)} entr{'y' if len(reports) == 1 else 'ies'} x engine: meaning mutants caught "
+               f"{caught} of {total}{share}; reformats that changed a verdict: {flips}")
+    return "\n".join(out) + "\n"
+
+
+def mutate_github(reports) -> str:
+    """Annotations at each check's line: a surviving mutant is a warning, a reformat that flips a verdict an error."""
+    out = []
+    for r in reports:
+        lines = {c.id: c.line for c in r.entry.checks}
+        for o in r.survivors:
+            out.append(annotation("warning", r.entry.file, lines.get(o.check, 1), f"{r.entry.id} {o.check} does not pin",
+                                  f"{o.check}: this change of the code it matched goes unnoticed by every check of "
+                                  f"the entry: {o.mutant.description} ({o.mutant.path}:{o.mutant.line})"))
+        for o in r.neutral_flips:
+            for check in o.changed:
+                out.append(annotation("error", r.entry.file, lines.get(check, 1), f"{r.entry.id} {check} reformat",
+                                      f"{check}: {o.mutant.description} changed its verdict to "
+                                      f"{o.after.get(check)}: a reformat must never change a verdict"))
+    return "\n".join(out) + ("\n" if out else "")
