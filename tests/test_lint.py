@@ -163,3 +163,21 @@ def test_malformed_check_is_not_evaluated_but_others_are(kb_root):
     text = VALID_ENTRY.replace('    string: "vllm:num_preemptions"\n', "")
     diagnostics, loaded = lint_text(kb_root, text)
     assert [c.id for c in loaded.entry.checks] == ["zero"]
+
+
+@pytest.mark.parametrize("name", ["contains", "absent", "string", "matches", "defines", "query"])
+def test_lint_and_schema_read_what_the_registry_says_of_each_matcher(kb_root, name):
+    """One registry (verifier/matchers.py): lint's G303 and G306 and the schema follow each matcher's facts."""
+    from verifier import schema
+    from verifier.matchers import REGISTRY
+
+    matcher = REGISTRY[name]
+    text = {"defines": "Scheduler.preempt", "query": "(identifier) @x", "matches": "x"}.get(name, "x = 1")
+    checks = (f"  - id: one\n    claim: A claim.\n    path: pkg/notes.txt\n    {name}: '{text}'\n"
+              "    after: y\n")
+    entry = VALID_ENTRY[:VALID_ENTRY.index("checks:\n")] + "checks:\n" + checks + VALID_ENTRY[VALID_ENTRY.index("---\n\n## Symptom"):]
+    found = [(d.code, d.message.split(": ", 1)[1]) for d in lint_text(kb_root, entry)[0]]
+    assert any(c == "G306" and m.startswith(f"'{name}' needs") for c, m in found) is matcher.python_only
+    assert any(c == "G303" for c, _ in found) is not matcher.modifiers  # `after` where the matcher takes none
+    properties = schema.entry_schema(kb_module.load(kb_root))["properties"]["checks"]["items"]["properties"]
+    assert properties[name]["description"] == matcher.help

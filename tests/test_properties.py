@@ -12,7 +12,8 @@ from verifier import lint
 from verifier.code import SourceFile
 from verifier.entries import parse_entry
 from verifier.evaluate import evaluate_source
-from verifier.model import MATCHERS, Check
+from verifier.matchers import NAMES as MATCHERS
+from verifier.model import Check
 
 from .conftest import REPO, VALID_ENTRY
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from . import _yaml
-from .model import MATCHERS, Check, Diagnostic, Entry, Form, HistoryEvent
+from .matchers import NAMES as MATCHERS
+from .model import Check, Diagnostic, Entry, Form, HistoryEvent
 
 MAX_ENTRY_BYTES = 1024 * 1024
 

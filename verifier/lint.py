@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Iterator
 
 from .code import Fragment
-from .code._bounded import InvalidPattern, compile_query, compile_regex
 from .entries import LoadedEntry
 from .kb import KB
+from .matchers import NAMES, REGISTRY
 from .model import Check, Diagnostic, Entry, Form, before, release_version, within
 from .sources import check_repository_path
 
@@ -262,15 +262,18 @@ def _covers(outer: Form, inner: Form) -> bool:
 
 @form_rule
 def _modifiers(form: Form, check: Check, entry: Entry, kb: KB):
-    if form.matcher != "contains":
-        if form.after is not None:
-            yield "after", "G303", f"'after' works only with 'contains', not with {form.matcher!r}"
-        if form.adjacent:
-            yield "adjacent", "G303", f"'adjacent' works only with 'contains', not with {form.matcher!r}"
+    matcher = REGISTRY.get(form.matcher)
+    if matcher is None:
+        return
+    takes = [m for m in NAMES if REGISTRY[m].modifiers]
+    if not matcher.modifiers:
+        for key in ("after", "adjacent"):
+            if (form.after if key == "after" else form.adjacent):
+                yield key, "G303", f"{key!r} works only with {' or '.join(repr(m) for m in takes)}, not with {form.matcher!r}"
     elif form.adjacent and form.after is None:
         yield "adjacent", "G303", "'adjacent' needs 'after': adjacent to what?"
-    if form.matcher == "defines" and form.scope is not None:
-        yield "in", "G303", "'defines' names its symbol itself; drop 'in'"
+    if not matcher.scoped and form.scope is not None:
+        yield "in", "G303", f"{form.matcher!r} names its symbol itself; drop 'in'"
 
 
 @form_rule
@@ -286,7 +289,8 @@ def _python_only(form: Form, check: Check, entry: Entry, kb: KB):
         return
     if form.scope is not None:
         yield "in", "G306", f"'in' needs a Python file; {form.path} is not one"
-    if form.matcher in ("string", "defines", "query"):
+    matcher = REGISTRY.get(form.matcher)
+    if matcher is not None and matcher.python_only:
         yield form.matcher, "G306", f"{form.matcher!r} needs a Python file; {form.path} is not one"
     if form.adjacent:
         yield "adjacent", "G306", f"'adjacent' needs a Python file; {form.path} is not one"
@@ -294,29 +298,26 @@ def _python_only(form: Form, check: Check, entry: Entry, kb: KB):
 
 @form_rule
 def _symbols(form: Form, check: Check, entry: Entry, kb: KB):
-    for key, symbol in (("in", form.scope), ("defines", form.pattern if form.matcher == "defines" else None)):
+    matcher = REGISTRY.get(form.matcher)
+    for key, symbol in (("in", form.scope), (form.matcher, form.pattern if matcher and matcher.symbol else None)):
         if symbol is not None and not _SYMBOL.fullmatch(symbol):
             yield key, "G309", f"{symbol!r} is not a dotted Python name like Class.method"
 
 
 @form_rule
 def _patterns(form: Form, check: Check, entry: Entry, kb: KB):
-    if form.matcher == "matches":
-        try:
-            compile_regex(form.pattern)
-        except InvalidPattern as exc:
-            yield "matches", "G307", str(exc)
-    elif form.matcher == "query":
-        try:
-            compile_query(form.pattern)
-        except InvalidPattern as exc:
-            yield "query", "G308", str(exc)
+    matcher = REGISTRY.get(form.matcher)
+    problem = matcher.validate(form.pattern) if matcher is not None and matcher.validate else None
+    if problem:
+        yield form.matcher, problem[0], problem[1]
 
 
 @form_rule
 def _fragments(form: Form, check: Check, entry: Entry, kb: KB):
-    for key, code in ((form.matcher, form.pattern), ("after", form.after)):
-        if code is None or key not in ("contains", "absent", "string", "after"):
-            continue
-        if not code.strip() or (key != "string" and Fragment(code).is_empty):
+    matcher = REGISTRY.get(form.matcher)
+    for key, code, is_code in ((form.matcher, form.pattern, matcher is not None and matcher.code),
+                               ("after", form.after, True)):
+        if code is None or (key != "after" and (matcher is None or matcher.validate or matcher.symbol)):
+            continue  # a regex, a query or a symbol: judged by its own rule
+        if not code.strip() or (is_code and Fragment(code).is_empty):
             yield key, "G310", f"{key!r} has nothing to look for"

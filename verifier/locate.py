@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from . import code
 from .code._tokens import NAME
 from .evaluate import FileCache
+from .matchers import REGISTRY
 from .sources import SourceUnavailable
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
@@ -175,18 +176,17 @@ def relocation_places(form, snapshot, files=None, cache: FileCache | None = None
     def fragment(value: str) -> list[Place]:
         return cached(searches, snapshot, "fragment", value, lambda: find_fragment(snapshot, value, all_files(), cache))
 
+    search = REGISTRY[form.matcher].search if form.matcher in REGISTRY else "scope"
     try:
         places: list[Place] = []
-        if form.matcher == "defines":
+        if search == "symbol":
             places = symbol(form.pattern)
-        elif form.matcher == "contains":
+        elif search == "fragment":
             places = fragment(form.pattern)
-            if not places and form.scope:
-                places = symbol(form.scope)
-        elif form.matcher == "string":
+        elif search == "text":
             places = text(form.pattern)
-        elif form.scope:
-            places = symbol(form.scope)
+        if not places and form.scope and search != "symbol":
+            places = symbol(form.scope)  # the code is not found: where is its scope?
     except code.BudgetExceeded:
         return []
     places = [p for p in places if not (p.path == form.path and p.symbol == form.scope)]
@@ -223,14 +223,19 @@ def as_form(form, place: Place) -> str:
     scope = _scope_for(form, place)
     if scope != form.scope:
         parts.append(f"in: {scope if scope else 'null'}")
-    if form.matcher == "defines" and place.symbol and place.symbol != form.pattern:
-        parts.append(f"defines: {place.symbol}")
+    if _names_symbol(form) and place.symbol and place.symbol != form.pattern:
+        parts.append(f"{form.matcher}: {place.symbol}")
     return "{" + ", ".join(parts) + "}"
+
+
+def _names_symbol(form) -> bool:
+    """A matcher whose text is a symbol (`defines`): it takes no scope, and a place is a new value of its text."""
+    return form.matcher in REGISTRY and REGISTRY[form.matcher].symbol
 
 
 def _scope_for(form, place: Place) -> str | None:
     """The `in` of a form at `place`: the definition found, or the one holding the fragment found."""
-    if form.matcher == "defines":
+    if _names_symbol(form):
         return None
     if place.what == "definition":
         return place.symbol

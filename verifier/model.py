@@ -12,9 +12,6 @@ from functools import cached_property
 
 from packaging.version import InvalidVersion, Version
 
-#: The matchers of FORMAT.md, in the order they are documented.
-MATCHERS = ("contains", "absent", "string", "matches", "defines", "query")
-
 # The verdicts of a check at a release (FORMAT.md, "Verdicts").
 HOLDS = "holds"
 CHANGED = "changed"

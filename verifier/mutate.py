@@ -31,6 +31,7 @@ import tree_sitter
 
 from .code import _python
 from .evaluate import FileCache, evaluate_check
+from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Release, Verdict
 from .sources import SourceUnavailable
 
@@ -221,10 +222,11 @@ def meaning_mutants(form, verdict: Verdict, text: str) -> Iterator[Mutant]:
     low = starts[first - 1] if first - 1 < len(starts) else len(data)
     high = starts[last] if last < len(starts) else len(data)
     edits = _Edits(data)
-    if form.matcher == "absent":
+    how = REGISTRY[form.matcher].mutate if form.matcher in REGISTRY else "code"
+    if how == "absent":
         yield from _absent_mutants(form, text, data, tree, low, high)
         return
-    if form.matcher == "defines":
+    if how == "definition":
         for node in _nodes_within(tree.root_node, low, high):
             if node.type in ("function_definition", "class_definition"):
                 name = node.child_by_field_name("name")

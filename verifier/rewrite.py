@@ -14,6 +14,7 @@ import json
 import yaml
 
 from .entries import LoadedEntry, parse_entry
+from .matchers import NAMES
 from .model import Check
 
 
@@ -21,8 +22,7 @@ class RewriteError(Exception):
     """The entry cannot be edited as asked; the message says why. The file is left as it was."""
 
 
-_KEY_ORDER = ("since", "until", "path", "in", "contains", "absent", "string", "matches", "defines", "query", "after",
-              "adjacent")
+_KEY_ORDER = ("since", "until", "path", "in", *NAMES, "after", "adjacent")
 
 
 def scalar(value) -> str:
@@ -119,7 +119,7 @@ def write_forms(path, loaded: LoadedEntry, check: Check, items: list[dict]) -> s
     for form, item in zip(after.earlier[len(check.earlier):], items):
         for key, value in item.items():
             attribute = {"in": "scope"}.get(key, key)
-            if key in ("contains", "absent", "string", "matches", "defines", "query"):
+            if key in NAMES:
                 attribute = "pattern"
                 if form.matcher != key:
                     raise RewriteError(f"{loaded.file}: a written form did not read back as written; it is unchanged")

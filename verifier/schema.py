@@ -12,7 +12,7 @@ import json
 
 from .entries import CHECK_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED, FORM_FIELDS
 from .kb import KB
-from .model import MATCHERS
+from .matchers import NAMES as MATCHERS, REGISTRY
 
 SCHEMA_FILE = "entry.schema.json"
 _KEBAB = "^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -29,15 +29,16 @@ def _described_enum(terms: dict[str, str]) -> dict:
 
 def entry_schema(kb: KB) -> dict:
     matcher_text = {"type": "string", "minLength": 1}
-    matcher_props = {m: {**matcher_text, "description": _MATCHER_HELP[m]} for m in MATCHERS}
+    matcher_props = {m: {**matcher_text, "description": REGISTRY[m].help} for m in MATCHERS}
+    with_modifiers = [m for m in MATCHERS if REGISTRY[m].modifiers]
     bounds = {
         "since": {**_VERSION, "description": "the first release (inclusive, PEP 440) in which this form is tried"},
         "until": {**_VERSION, "description": "the last release (inclusive; its post-releases too) in which this "
                                              "form is tried"},
     }
     modifier_rules = [
-        {"if": {"required": ["after"]}, "then": {"required": ["contains"]}},
-        {"if": {"required": ["adjacent"]}, "then": {"required": ["contains", "after"]}},
+        {"if": {"required": ["after"]}, "then": {"anyOf": [{"required": [m]} for m in with_modifiers]}},
+        {"if": {"required": ["adjacent"]}, "then": {"required": ["after"]}},
     ]
     form = {
         "type": "object",
@@ -78,7 +79,8 @@ def entry_schema(kb: KB) -> dict:
         "oneOf": [{"required": [m]} for m in MATCHERS],
         "allOf": [
             *modifier_rules,
-            {"if": {"required": ["defines"]}, "then": {"not": {"required": ["in"]}}},
+            *({"if": {"required": [m]}, "then": {"not": {"required": ["in"]}}}
+              for m in MATCHERS if not REGISTRY[m].scoped),
         ],
     }
     assert set(check["properties"]) == set(CHECK_FIELDS)
@@ -112,15 +114,6 @@ def entry_schema(kb: KB) -> dict:
     assert set(schema["properties"]) == set(ENTRY_FIELDS)
     return schema
 
-
-_MATCHER_HELP = {
-    "contains": "holds when this code occurs in the scope, token by token; $NAME is one token, $$$ a run",
-    "absent": "holds when the scope exists and this code does not occur in it",
-    "string": "holds when a string literal in the scope contains this text (whitespace folded)",
-    "matches": "holds when this regular expression finds a match in the scope's source text",
-    "defines": "holds when the file defines this dotted symbol",
-    "query": "holds when this tree-sitter query has a match in the scope",
-}
 
 
 def render(kb: KB) -> str:

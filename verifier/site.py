@@ -26,6 +26,7 @@ from . import __version__, history
 from .kb import KB, Engine
 from .ledger import EngineLedger, Ledger
 from .ledger import EntryRecord
+from .matchers import REGISTRY
 from .model import CHANGED, ERROR, HOLDS, MISSING, NOT_AFFECTED, STATUSES, UNVERIFIED, VERDICTS, Entry, entry_bounds
 
 SECTION_IDS = {"Symptom": "symptom", "Root cause": "root-cause", "Workaround": "workaround", "Notes": "notes"}
@@ -623,7 +624,7 @@ def _identifiers(entry: Entry) -> list[str]:
     for text in entry.sections.values():
         found.update(re.findall(r"`([^`\n]{2,80})`", text))
     for check in entry.checks:
-        if check.matcher in ("string", "defines"):
+        if REGISTRY[check.matcher].search in ("text", "symbol"):  # words a reader may search for
             found.add(check.pattern)
         if check.scope:
             found.add(check.scope)

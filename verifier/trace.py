@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from . import locate
 from .code._tokens import NAME, tokenize
 from .evaluate import FileCache, evaluate
+from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
 from .sources import SourceUnavailable
 
@@ -261,9 +262,10 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
              walker: Walker) -> tuple[Form, str] | None:
     """The likeliest form of `check` that holds at `release`, from the places its code may have gone."""
     snapshot = walker.snapshot(release)
+    matcher = REGISTRY[template.matcher]
     names: dict[str, str] = {}
     variants = [(template.pattern, template.after, "")]
-    if template.matcher in ("contains", "absent"):
+    if matcher.code:
         pattern, after = generalize(template.pattern, names), generalize(template.after, names)
         if (pattern, after) != (template.pattern, template.after):
             variants.append((pattern, after, f"local names as metavariables ({', '.join(names)})"))
@@ -271,7 +273,7 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
     # A place found only because the fragment or text occurs there is worth trying when the fragment says
     # something of its own (a name of the engine's: `num_computed_tokens`), or the place is the check's own
     # file or has its symbol's name: `] = False` occurs in a hundred places that have nothing to do with it.
-    distinctive = _distinctive(template.pattern) if template.matcher in ("contains", "absent") else True
+    distinctive = _distinctive(template.pattern) if matcher.code else True
     last_name = (template.scope or "").rsplit(".", 1)[-1]
 
     def plausible(path: str, symbol: str | None) -> bool:
@@ -294,15 +296,15 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
             for place in locate.cached(walker.searches, snapshot, "symbol", template.scope,
                                        lambda: locate.find_symbol(snapshot, template.scope, files(), walker.parsed)):
                 places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
-        if template.matcher == "defines":
+        if matcher.search == "symbol":
             for place in locate.cached(walker.searches, snapshot, "symbol", template.pattern,
                                        lambda: locate.find_symbol(snapshot, template.pattern, files(), walker.parsed)):
                 places.append((place.path, None, f"{template.pattern} is defined at {place}"))
-        elif template.matcher == "string":
+        elif matcher.search == "text":
             for place in locate.cached(walker.searches, snapshot, "string", template.pattern,
                                        lambda: locate.find_text(snapshot, template.pattern, files(), walker.parsed)):
                 places.append((place.path, place.symbol if template.scope else None, f"the text is at {place}"))
-        elif template.matcher in ("contains", "absent"):
+        elif matcher.search == "fragment":
             for pattern, _, _ in variants:
                 for place in locate.cached(walker.searches, snapshot, "fragment", pattern,
                                            lambda p=pattern: locate.find_fragment(snapshot, p, files(), walker.parsed)):
@@ -316,7 +318,7 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
     candidates: list[tuple[tuple, Form, str]] = []
     for order, (path, scope, how) in enumerate(places):
         for generalized, (pattern, after, variant_how) in enumerate(variants):
-            if template.matcher == "defines":
+            if matcher.symbol:
                 scope_value, pattern = None, (scope if scope and how.startswith(template.pattern) else pattern)
             else:
                 scope_value = scope
