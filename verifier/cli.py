@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--release", default="latest", metavar="V", help="the release to verify against (default: latest)")
     check.add_argument("--mutate-seconds", type=float, default=60.0, metavar="S",
                        help="with --changed-since: how long `mutate` may take per changed entry (default: 60)")
+    check.add_argument("--no-mutate", action="store_true",
+                       help="with --changed-since: do not run `mutate` on the changed entries")
     check.add_argument("--format", choices=report.FORMATS, default="text")
     check.set_defaults(run=run_check)
 
@@ -329,7 +331,7 @@ def run_check(args) -> int:
         finally:
             helper.close()
     reports = []
-    if args.changed_since and not args.offline and entries and not diagnostics:
+    if args.changed_since and not args.offline and not args.no_mutate and entries and not diagnostics:
         # A pull request: do its checks pin their claims? A surviving mutant is a warning, a reformat that
         # changes a verdict an error (a matcher bug).
         reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.mutate_seconds)
