@@ -171,3 +171,17 @@ def test_a_trailing_comma_before_a_closing_run_is_optional_in_a_fragment_that_is
 def test_a_parenthesized_assignment_target_is_not_a_tuple():
     assert holds("a = b = f()", "a = (\n    b\n) = f()\n")
     assert not holds("a = b = f()", "a = (b,) = f()\n")
+
+
+@pytest.mark.parametrize("fragment,source,matches", [
+    ("def f(self, $$$):", "def f(\n    self,\n    a,\n):\n    pass\n", True),
+    ("if x is None:", "if (x is None):\n    y = 1\n", True),
+    ("if x is None:", "if x is None and z:\n    y = 1\n", False),  # with its colon the condition is whole
+    ("if x is None", "if x is None and z:\n    y = 1\n", True),  # without, the start of a longer one
+    ("elif b:", "if a:\n    pass\nelif (b):\n    pass\n", True),
+])
+def test_a_header_alone_is_python(fragment, source, matches):
+    from verifier.code import fragment as make
+
+    assert make(fragment).structural
+    assert holds(fragment, source) is matches

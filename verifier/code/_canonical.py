@@ -436,18 +436,22 @@ def _header(text: str) -> list[Token] | None:
     if first not in _HEADERS:
         return None
     before, _ = _HEADERS[first]
-    whole = not text.rstrip().endswith(":") and "\n" not in text.strip()  # a header alone
-    tokens = _parsed(f"{before}{text}:\n    {_RUN_NAME}\n" if whole else f"{before}{text}\n")
+    alone = "\n" not in text.strip()
+    colon = text.rstrip().endswith(":")
+    if alone:  # a header alone, with or without its colon: a body is added to parse it, then left out
+        tokens = _parsed(f"{before}{text.rstrip()}{'' if colon else ':'}\n    {_RUN_NAME}\n")
+    else:
+        tokens = _parsed(f"{before}{text}\n")
     if tokens is None:
         return None
     start = next((i for i, t in enumerate(tokens) if t.text == first and i >= (1 if before else 0)
                   and (not before or tokens[i - 1].kind == MARK)), None)
     if start is None:
         return None
-    if whole:
+    if alone:
         if len(tokens) < start + 3 or [t.text for t in tokens[-3:]] != [":", INDENT, "$$$"]:
             return None
-        return tokens[start:-3]  # the header, without the colon and the body added to parse it
+        return tokens[start:-2 if colon else -3]  # without the body added to parse it (and the colon, if added)
     return tokens[start:]
 
 
