@@ -185,3 +185,13 @@ def test_a_header_alone_is_python(fragment, source, matches):
 
     assert make(fragment).structural
     assert holds(fragment, source) is matches
+
+
+@pytest.mark.parametrize("fragment,source,matches", [
+    ("x: $T = 128", "x: Optional[int] = 128\n", True),  # an annotation is an expression $NAME may stand for
+    ("x: $T = 128", "x: int | None = 128\n", True),
+    ("x: $T = 128", "x: Optional[int] = 256\n", False),
+    ("def f(a: $T = 1):\n    pass", "def f(a: list[int] = 1):\n    pass\n", True),
+])
+def test_a_metavariable_binds_a_type(fragment, source, matches):
+    assert holds(fragment, source) is matches

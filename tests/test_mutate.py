@@ -169,3 +169,23 @@ def test_a_pull_request_gets_a_warning_at_a_check_that_pins_half_its_claim(pr, k
     code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{tree}", "--format", "json")
     kinds = {r["kind"] for r in json.loads(out)}
     assert kinds >= {"check", "meaning", "neutral"}
+
+
+def test_a_reformat_that_breaks_a_fragment_that_is_not_python_is_the_fragment_s_fault(kb, tree, capsys):
+    """`] = ...` is compared as written: redundant parentheses around the value break it. That is a check to
+    rewrite (a warning), not a bug of the matcher (an error)."""
+    (tree / "pkg" / "fields.py").write_text("class Fields:\n    timeout: A[float, 'help'] = 300\n")
+    checks = """\
+  - id: default-300
+    claim: The timeout defaults to 300 s.
+    path: pkg/fields.py
+    in: Fields.timeout
+    contains: '] = 300'
+"""
+    (kb / "gotchas" / "ops-example.md").write_text(entry_with(checks))
+    code, out, _ = mutate(capsys, tree)
+    assert code == 0
+    assert "which compare code as written (a regex, or a fragment that is not Python): write them as code" in out
+    assert "(and 1 of checks that compare code as written)" in out
+    code, out, _ = mutate(capsys, tree, "--format", "github")
+    assert "::warning file=gotchas/ops-example.md,line=12," in out and "::error" not in out

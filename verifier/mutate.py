@@ -90,6 +90,9 @@ class EntryReport:
     outcomes: list[Outcome] = field(default_factory=list)
     originals: dict[str, str] = field(default_factory=dict)  # path -> original text
     holding: list[str] = field(default_factory=list)  # checks that held at the release
+    #: Checks whose form that held compares code as written (a fragment that is not Python, a regex): a
+    #: reformat may break them by design; the remedy is to write them as Python.
+    as_written: set[str] = field(default_factory=set)
     not_holding: dict[str, str] = field(default_factory=dict)  # check -> its verdict (not mutated)
     notes: list[str] = field(default_factory=list)
 
@@ -98,7 +101,15 @@ class EntryReport:
 
     @property
     def neutral_flips(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.mutant.kind == NEUTRAL and o.caught]
+        """Rewrites that change nothing and changed the verdict of a check that compares code by structure:
+        a bug of the matcher."""
+        return [o for o in self.outcomes if o.mutant.kind == NEUTRAL and set(o.changed) - self.as_written]
+
+    @property
+    def layout_bound(self) -> list[Outcome]:
+        """Rewrites that changed the verdict only of checks that compare code as written: a check to rewrite."""
+        return [o for o in self.outcomes if o.mutant.kind == NEUTRAL and o.caught
+                and not set(o.changed) - self.as_written]
 
     @property
     def survivors(self) -> list[Outcome]:
@@ -125,6 +136,11 @@ def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds:
     deadline = time.monotonic() + seconds
     before = _verdicts(checks, snapshot, release.version)
     report.holding = [c for c, v in before.items() if v[1].status == HOLDS]
+    for check in checks:
+        if check.id in report.holding:
+            form = check.forms[before[check.id][0]]
+            if not _structural(form):
+                report.as_written.add(check.id)
     report.not_holding = {c: v[1].status for c, v in before.items() if v[1].status != HOLDS}
     plain = {c: v[1].status for c, v in before.items()}
 
@@ -163,6 +179,18 @@ def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds:
                 progress(f"{entry.id} {path}: {mutant.description}")
             run(mutant, "")
     return report
+
+
+def _structural(form) -> bool:
+    """Whether a form compares what code says (its fragments parse as Python), not how it is laid out."""
+    from .code import fragment
+
+    matcher = REGISTRY.get(form.matcher)
+    if matcher is None or matcher.validate is not None:  # a regex or a query reads the text as it is
+        return matcher is not None and form.matcher == "query"
+    if matcher.code and not fragment(form.pattern).structural:
+        return False
+    return form.after is None or fragment(form.after).structural
 
 
 def _verdicts(checks: list[Check], snapshot, version: str) -> dict[str, tuple[int, Verdict]]:

@@ -467,7 +467,7 @@ def mutate_report(fmt: str, kb, reports) -> str:
     if fmt == "github":
         return mutate_github(reports)
     out = []
-    caught = total = flips = 0
+    caught = total = flips = bound = 0
     for r in reports:
         name = kb.engines[r.engine].name if r.engine in kb.engines else r.engine
         out.append(f"{r.entry.id} ({name} {r.release.version})")
@@ -490,16 +490,21 @@ def mutate_report(fmt: str, kb, reports) -> str:
                     out.extend(f"      {line}" for line in o.diff(r.originals.get(o.mutant.path, "")).splitlines())
         neutral = [o for o in r.outcomes if o.mutant.kind == "neutral"]
         flips += len(r.neutral_flips)
+        bound += len(r.layout_bound)
         out.append(f"  neutral: {len(neutral)} rewrites of the files read, "
                    + (f"{len(r.neutral_flips)} changed a verdict (a matcher bug):" if r.neutral_flips
-                      else "no verdict changed"))
+                      else "no verdict changed" if not r.layout_bound else "no check compared by structure changed"))
         for o in r.neutral_flips:
             out.append(f"    {o.mutant.description} in {o.mutant.path} changed {', '.join(o.changed)}")
+        for o in r.layout_bound:
+            out.append(f"    {o.mutant.description} in {o.mutant.path} changed {', '.join(o.changed)}, which "
+                       "compare code as written (a regex, or a fragment that is not Python): write them as code")
         out.extend(f"  note: {n}" for n in r.notes)
         out.append("")
     share = f" ({100 * caught / total:.0f}%)" if total else ""
     out.append(f"{len(reports)} entr{'y' if len(reports) == 1 else 'ies'} x engine: meaning mutants caught "
-               f"{caught} of {total}{share}; reformats that changed a verdict: {flips}")
+               f"{caught} of {total}{share}; reformats that changed a verdict: {flips}"
+               + (f" (and {bound} of checks that compare code as written)" if bound else ""))
     return "\n".join(out) + "\n"
 
 
@@ -512,9 +517,13 @@ def mutate_github(reports) -> str:
             out.append(annotation("warning", r.entry.file, lines.get(o.check, 1), f"{r.entry.id} {o.check} does not pin",
                                   f"{o.check}: this change of the code it matched goes unnoticed by every check of "
                                   f"the entry: {o.mutant.description} ({o.mutant.path}:{o.mutant.line})"))
-        for o in r.neutral_flips:
+        for o in r.neutral_flips + r.layout_bound:
             for check in o.changed:
-                out.append(annotation("error", r.entry.file, lines.get(check, 1), f"{r.entry.id} {check} reformat",
-                                      f"{check}: {o.mutant.description} changed its verdict to "
-                                      f"{o.after.get(check)}: a reformat must never change a verdict"))
+                bound = check in r.as_written
+                out.append(annotation("warning" if bound else "error", r.entry.file, lines.get(check, 1),
+                                      f"{r.entry.id} {check} reformat",
+                                      f"{check}: {o.mutant.description} changed its verdict to {o.after.get(check)}: "
+                                      + ("it compares code as written (a regex, or a fragment that is not Python); "
+                                         "write it as code, which a reformat cannot break" if bound else
+                                         "a reformat must never change a verdict (a bug of the verifier)")))
     return "\n".join(out) + ("\n" if out else "")

@@ -59,7 +59,7 @@ EXPRESSIONS = frozenset("""identifier attribute call subscript string concatenat
 false none ellipsis list tuple set dictionary list_comprehension dictionary_comprehension set_comprehension
 generator_expression parenthesized_expression binary_operator unary_operator boolean_operator not_operator
 comparison_operator conditional_expression lambda await named_expression list_splat dictionary_splat
-yield slice keyword_identifier""".split())
+yield slice keyword_identifier type generic_type union_type constrained_type member_type splat_type""".split())
 
 #: Items separated by commas, each container's brackets (None: none), and whether keyword arguments are
 #: sorted in it. Their trailing commas are left out.
