@@ -152,32 +152,28 @@ def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds:
         after.update({c: v[1].status for c, v in _verdicts(readers, overlay, release.version).items()})
         report.outcomes.append(Outcome(mutant, check, plain, after))
 
-    for check in checks:
-        if check.id not in report.holding:
-            continue
-        index, verdict = before[check.id]
-        form = check.forms[index]
-        text = _text(snapshot, verdict.path or form.path, report)
-        if text is None or not form.is_python:
-            continue
-        for mutant in meaning_mutants(form, verdict, text):
-            if time.monotonic() > deadline:
-                report.notes.append(f"time bound ({seconds:.0f} s) reached: not every mutant was run")
-                return report
-            if progress:
-                progress(f"{entry.id} {check.id}: {mutant.description}")
-            run(mutant, check.id)
-    for path in sorted({(before[c][1].path or "") for c in report.holding} - {""}):
-        text = _text(snapshot, path, report)
-        if text is None or not path.endswith((".py", ".pyi")):
-            continue
-        for mutant in neutral_mutants(path, text, formatters):
-            if time.monotonic() > deadline:
-                report.notes.append(f"time bound ({seconds:.0f} s) reached: not every mutant was run")
-                return report
-            if progress:
-                progress(f"{entry.id} {path}: {mutant.description}")
-            run(mutant, "")
+    def mutants():
+        """(mutant, the check whose code it changes, or "" for a neutral one), meaning mutants first."""
+        for check in checks:
+            if check.id not in report.holding:
+                continue
+            index, verdict = before[check.id]
+            form = check.forms[index]
+            text = _text(snapshot, verdict.path or form.path, report)
+            if text is not None and form.is_python:
+                yield from ((m, check.id) for m in meaning_mutants(form, verdict, text))
+        for path in sorted({(before[c][1].path or "") for c in report.holding} - {""}):
+            text = _text(snapshot, path, report)
+            if text is not None and path.endswith((".py", ".pyi")):
+                yield from ((m, "") for m in neutral_mutants(path, text, formatters))
+
+    for mutant, check_id in mutants():
+        if time.monotonic() > deadline:
+            report.notes.append(f"time bound ({seconds:.0f} s) reached: not every mutant was run")
+            break
+        if progress:
+            progress(f"{entry.id} {check_id or mutant.path}: {mutant.description}")
+        run(mutant, check_id)
     return report
 
 
