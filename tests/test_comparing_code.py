@@ -195,3 +195,73 @@ def test_a_header_alone_is_python(fragment, source, matches):
 ])
 def test_a_metavariable_binds_a_type(fragment, source, matches):
     assert holds(fragment, source) is matches
+
+
+SCHEDULER = '''\
+class Scheduler:
+    @staticmethod
+    @cached(maxsize=2)
+    def budget(n):
+        return n * rare_limit
+
+    def schedule(self):
+        # a comment between statements
+        prepared = []
+        while self.waiting:
+            request = self.waiting.pop()
+            if len(prepared) >= self.rare_limit:
+                self.waiting.append(request)
+                break
+            elif request.rare_flag:
+                continue
+            else:
+                prepared.append(request)
+            request.status = RUNNING
+        for r in prepared:
+            r.rare_count = 0; r.started = True
+        return prepared
+'''
+
+
+@pytest.mark.parametrize("code", [
+    "if len(prepared) >= self.rare_limit:\n    self.waiting.append(request)\n    break",
+    "if $X >= self.rare_limit:\n    break",  # a prefix of the body does not match
+    "request = self.waiting.pop()\nif len(prepared) >= self.rare_limit:\n    $$$",
+    "request = self.waiting.pop()\n$$$\nrequest.status = RUNNING",
+    "if $C:\n    $$$\nelif request.rare_flag:\n    continue",
+    "if $C:\n    $$$\nelse:\n    prepared.append(request)\nrequest.status = RUNNING",
+    "while self.waiting:\n    request = self.waiting.pop()\n    if len(prepared) >= self.rare_limit:\n        $$$",
+    "prepared.append(request)\nrequest.status = RUNNING",  # two blocks apart: no match
+    "r.rare_count = 0\nr.started = True",
+    "r.started = True\nr.rare_count = 0",  # the other order: no match
+    "for r in prepared:\n    r.rare_count = 0\nreturn prepared",
+    "@cached(maxsize=2)\ndef budget(n):\n    return n * rare_limit",
+    "@staticmethod\n@cached(maxsize=2)\ndef budget(n):\n    $$$",
+    "prepared = []\nwhile self.waiting:\n    request = self.waiting.pop()",
+    "self.waiting.append(request)\nbreak",
+    "self.waiting.append(request)\nrequest.status = RUNNING",  # across a block's end: no match
+])
+def test_laying_out_only_the_statements_around_a_name_finds_what_the_whole_scope_finds(code, monkeypatch):
+    """A fragment is compared only with the statements around each place its longest name is written
+    (`SourceFile._regions`); it must find exactly what comparing it with the whole scope finds."""
+    from verifier.code import fragment as make
+
+    piece = make(code)
+    assert piece.structural
+    source = SourceFile("pkg/m.py", SCHEDULER.encode())
+    scope = source.scopes("Scheduler")[0]
+    regions = source._regions(piece, scope)
+    found = source.find(piece, scope)
+    monkeypatch.setattr(SourceFile, "_regions", lambda self, fragment, scope: [scope])
+    assert found == SourceFile("pkg/m.py", SCHEDULER.encode()).find(piece, scope)
+    assert regions != [scope]  # and the shortcut was taken: not the whole scope
+
+
+def test_the_statements_around_a_name_in_the_fragment_find_both_matches_and_misses():
+    found = [holds(code, SCHEDULER) for code in (
+        "if $X >= self.rare_limit:\n    self.waiting.append(request)\n    break",
+        "r.rare_count = 0\nr.started = True",
+        "r.started = True\nr.rare_count = 0",
+        "self.waiting.append(request)\nrequest.status = RUNNING",
+    )]
+    assert found == [True, True, False, False]

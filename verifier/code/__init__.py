@@ -230,7 +230,8 @@ class SourceFile:
         found = self._streams.get(key)
         if found is None:
             make = _canonical.scope_stream if structural else _canonical.plain_stream
-            found = self._streams[key] = make(self.root, self.byte(scope.start), self.byte(scope.end), self.char)
+            found = self._streams[key] = make(self.root, self.byte(scope.start), self.byte(scope.end),
+                                              None if self._ascii else self.char)
         return found
 
     @cached_property
@@ -255,25 +256,40 @@ class SourceFile:
         return sorted(spans, key=lambda s: (s.start, s.end))
 
     def _regions(self, fragment: Fragment, scope: Scope) -> list[Scope]:
-        """Where in the scope the fragment can match: the scope, or, for a structural fragment of one statement
-        or less that names something, just the statements where that name is written.
+        """Where in the scope the fragment can match: the scope, or, for a structural fragment that names
+        something, just the code around each place where that name is written.
 
         Laying out a whole scope costs a walk of its tree; most fragments name something rare (the longest
-        name they have), and a match of a fragment without statement marks lies within one statement, which
-        must hold that name: only those statements are laid out.
+        name they have), and every match holds it. A match of a fragment without statement marks lies within
+        one statement, which must hold that name: only those statements are laid out. A fragment of
+        statements (`if ...:` and its body, two statements in a row) matches a run of statements of one
+        block: if the name is first written in its `index`-th statement, `depth` blocks deep, the statement
+        that holds it in the code is that many blocks under the run's, and only the run is laid out (its
+        whole block, where the fragment has a run of statements `$$$` that may stand for any number).
         """
         names = [t.text for t in fragment.tokens if t.kind == "name"] if fragment.structural else []
-        if not names or any(t.kind == _canonical.MARK for t in fragment.tokens):
+        if not names:
             return [scope]
         rarest = max(names, key=len)
+        shape = _statement_shape(fragment.tokens, rarest)
         regions: dict[tuple[int, int], Scope] = {}
         for m in re.compile(r"\b" + re.escape(rarest) + r"\b").finditer(self.text, scope.start, scope.end):
             statement = _python.statement_at(self.root, self.byte(m.start()))
+            if statement is not None and shape is not None:
+                depth, index, count = shape
+                statement = _python.enclosing_statement(statement, depth)
+                if statement is not None:
+                    run = _python.statement_run(statement, index, count)
+                    if run is None:
+                        continue  # the fragment's statements would reach outside the block: no match here
+                    first, last = run
+            else:
+                first = last = statement
             if statement is None:
                 return [scope]  # not inside a statement of a block (a decorator, a class's bases...): all of it
-            a, b = self.char(statement.start_byte), self.char(statement.end_byte)
+            a, b = self.char(first.start_byte), self.char(last.end_byte)
             if a < scope.start or b > scope.end:
-                return [scope]  # the statement is larger than the scope (an assignment's scope, say)
+                return [scope]  # the statements are larger than the scope (an assignment's scope, say)
             regions[(a, b)] = Scope(a, b, scope.symbol)
         return list(regions.values())
 
@@ -347,3 +363,27 @@ class SourceFile:
             if best is None or ratio > best[0]:
                 best = (ratio, number, line)
         return (best[1], best[2]) if best and best[0] >= 0.5 else None
+
+
+def _statement_shape(tokens: tuple, name: str) -> tuple[int, int, int | None] | None:
+    """For a fragment of statements (one with marks): where `name` is first written in it, as (how many blocks
+    deep, in which of its top-level statements), and how many top-level statements it has (None: a `$$$` among
+    them stands for any number). None for a fragment without marks (it matches within one statement)."""
+    if not any(t.kind == _canonical.MARK for t in tokens):
+        return None
+    depth, statements, found, runs = 0, 0, None, False
+    for token in tokens:
+        if found is None and token.text == name and token.kind == "name":
+            found = (depth, statements)
+        if token.kind == _canonical.MARK:
+            if token.text == _canonical.INDENT:
+                depth += 1
+            elif token.text == _canonical.DEDENT:
+                depth -= 1
+            elif token.text == _canonical.NL and depth == 0:
+                statements += 1
+        elif (token.kind == _canonical.STATEMENTS_RUN or token.text == "@") and depth == 0:
+            runs = True  # a run of statements, or a decorator (its NL mark does not end a statement)
+    if found is None:
+        return None
+    return found[0], found[1], None if runs else statements + 1  # the last statement has no NL of its own

@@ -191,6 +191,31 @@ def statement_at(root: tree_sitter.Node, byte: int) -> tree_sitter.Node | None:
     return node
 
 
+def enclosing_statement(statement: tree_sitter.Node, levels: int) -> tree_sitter.Node | None:
+    """The statement `levels` blocks above `statement` (itself for 0). None where there is none."""
+    node = statement
+    for _ in range(levels):
+        node = node.parent  # the block that holds it...
+        while node is not None and node.parent is not None and node.parent.type not in _STATEMENT_PARENTS:
+            node = node.parent  # ...and the statement that holds that block
+        if node is None or node.parent is None:
+            return None
+    return node
+
+
+def statement_run(statement: tree_sitter.Node, index: int, count: int | None
+                  ) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
+    """The first and last of `count` statements of `statement`'s block, of which `statement` is the `index`-th
+    (count None: the whole block). None where the block has too few statements before or after it."""
+    siblings = [c for c in statement.parent.named_children if c.type != "comment"]
+    if count is None:
+        return siblings[0], siblings[-1]
+    at = next(i for i, c in enumerate(siblings) if c.id == statement.id)
+    if at - index < 0 or at - index + count > len(siblings):
+        return None
+    return siblings[at - index], siblings[at - index + count - 1]
+
+
 def consecutive(first: tree_sitter.Node, second: tree_sitter.Node) -> bool:
     """Whether `second` is the statement right after `first` in one block, comments aside."""
     following = _next_statement(first)
