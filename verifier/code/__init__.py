@@ -272,6 +272,17 @@ class SourceFile:
             return [scope]
         rarest = max(names, key=len)
         shape = _statement_shape(fragment.tokens, rarest)
+        key = (rarest, shape, scope)
+        found = self._region_memo.get(key)
+        if found is None:  # checks and searches for other fragments with the same longest name ask it again
+            found = self._region_memo[key] = self._regions_of(rarest, shape, scope)
+        return found
+
+    @cached_property
+    def _region_memo(self) -> dict:
+        return {}
+
+    def _regions_of(self, rarest: str, shape: tuple[int, int, int | None] | None, scope: Scope) -> list[Scope]:
         regions: dict[tuple[int, int], Scope] = {}
         for m in re.compile(r"\b" + re.escape(rarest) + r"\b").finditer(self.text, scope.start, scope.end):
             statement = _python.statement_at(self.root, self.byte(m.start()))
