@@ -287,17 +287,16 @@ class SourceFile:
         for m in re.compile(r"\b" + re.escape(rarest) + r"\b").finditer(self.text, scope.start, scope.end):
             statement = _python.statement_at(self.root, self.byte(m.start()))
             if statement is not None and shape is not None:
-                depth, index, count = shape
-                statement = _python.enclosing_statement(statement, depth)
-                if statement is not None:
-                    run = _python.statement_run(statement, index, count)
-                    if run is None:
-                        continue  # the fragment's statements would reach outside the block: no match here
-                    first, last = run
-            else:
-                first = last = statement
+                statement = _python.enclosing_statement(statement, shape[0])
             if statement is None:
                 return [scope]  # not inside a statement of a block (a decorator, a class's bases...): all of it
+            if shape is None:
+                first = last = statement
+            else:
+                run = _python.statement_run(statement, shape[1], shape[2])
+                if run is None:
+                    continue  # the fragment's statements would reach outside the block: no match here
+                first, last = run
             a, b = self.char(first.start_byte), self.char(last.end_byte)
             if a < scope.start or b > scope.end:
                 return [scope]  # the statements are larger than the scope (an assignment's scope, say)

@@ -505,7 +505,7 @@ def _structural(root: tree_sitter.Node, text: str) -> list[Token]:
 def _char_of(text: str):
     encoded = text.encode("utf-8")
     if len(encoded) == len(text):
-        return lambda byte: byte
+        return None  # ASCII: a byte offset is a character offset
     return lambda byte: len(encoded[:byte].decode("utf-8", errors="ignore"))
 
 
