@@ -1,0 +1,131 @@
+"""What data may name, and where the tool may read and write: one rule each, used everywhere.
+
+Data names files: an entry id becomes `entries/<id>.html`, an engine key `ledger/<engine>.json`, a
+release version `releases/<engine>/<version>.html`, a vocabulary term `concepts/<term>.html`. Two
+guards stand between data and the file system, so that a hostile pull request cannot steer a writer:
+
+- at load time, `name_problem` says whether a value may be a name at all (entries, checks, vocabulary
+  terms and engine keys are kebab-case; versions are letters, digits and `.+!-_`, never `..`); lint
+  reports it with file and line, and `site`/`verify` refuse to start while lint reports errors;
+- at write time, `inside` joins a folder and a relative path and refuses anything that would leave
+  the folder (an absolute part, `..`, a separator inside a name, a symbolic link on the way), so a
+  name that slipped past lint still cannot.
+
+Reads of contributors' files go through `read_regular` (regular files only, never through a symbolic
+link, at most `limit` bytes read whatever the file claims); files the tool keeps open for writing
+(the ledger's lock) through `open_regular`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+#: Entry ids, check ids, vocabulary terms, engine keys.
+KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+#: Release versions as ledgers and sources name them (`0.10.1`, `0.10.1+cu126`, `0.5.0rc1`, `HEAD`).
+VERSION = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._+!-]*[A-Za-z0-9])?")
+#: The longest name: file systems take 255 bytes; a page adds `.html`, a temp file more.
+MAX_NAME = 128
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in place of an entry must not block the open
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class PathError(Exception):
+    """A path built from data would leave its folder, or a file is not a regular file."""
+
+
+def name_problem(value: object, kind: str = "id") -> str | None:
+    """Why `value` cannot name a file of this kind (`id` or `version`), or None when it can."""
+    if not isinstance(value, str):
+        return f"must be a string, not {type(value).__name__}"
+    if not value:
+        return "must not be empty"
+    if len(value) > MAX_NAME:
+        return f"is {len(value)} characters long; at most {MAX_NAME}"
+    if kind == "version":
+        if not VERSION.fullmatch(value) or ".." in value:
+            return "may hold only letters, digits and '.', '+', '!', '-', '_' (not '..'), and start and end " \
+                   "with a letter or digit"
+        return None
+    if not KEBAB.fullmatch(value):
+        return "must be kebab-case (a-z, 0-9, '-')"
+    return None
+
+
+def inside(root: str | os.PathLike, relative: str) -> Path:
+    """`root/relative`, refused (PathError) if any part of `relative` could leave `root`.
+
+    `relative` uses '/' between parts. No part may be empty, `.` or `..`, hold a backslash, a NUL or
+    a drive colon; no folder on the way from `root` to the result may be a symbolic link (so a link
+    committed inside the folder cannot send a write elsewhere). The result itself may not exist yet.
+    """
+    root = Path(root)
+    parts = relative.split("/")
+    for part in parts:
+        if part in ("", ".", "..") or any(c in part for c in "\\\0:") or len(part.encode("utf-8", "replace")) > 255:
+            raise PathError(f"{relative!r} is not a plain relative path under {root}")
+    target = root
+    for part in parts:
+        target = target / part
+        if target.is_symlink():
+            raise PathError(f"{target} is a symbolic link; refusing to follow it")
+    return target
+
+
+def read_regular(path: str | os.PathLike, limit: int) -> bytes:
+    """The bytes of a regular file, read without following a symbolic link; at most `limit` + 1 bytes.
+
+    Raises PathError for a link, a device, a FIFO or a folder, and OSError when it cannot be read.
+    A caller that gets `limit` + 1 bytes knows the file is too large without reading it whole.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise PathError(f"{path} is a symbolic link; only regular files are read") from None
+        raise exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise PathError(f"{path} is not a regular file ({_kind(mode)}); only regular files are read")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def open_regular(path: str | os.PathLike, flags: int = os.O_RDWR | os.O_CREAT, mode: int = 0o644) -> int:
+    """A file descriptor on a regular file (created when absent), never through a symbolic link."""
+    try:
+        fd = os.open(path, flags | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC, mode)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise PathError(f"{path} is a symbolic link; refusing to open it") from None
+        raise exc
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        raise PathError(f"{path} is not a regular file ({_kind(kind)}); refusing to open it")
+    if _O_NONBLOCK:
+        os.set_blocking(fd, True)
+    return fd
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
