@@ -51,6 +51,6 @@ def entries_to_check(kb: KB, ref: str) -> list[Path] | None:
     for p in paths:
         if p.startswith(f"{ENTRIES_DIR}/") and p.endswith(".md") and p.count("/") == 1:
             path = kb.root / p
-            if path.is_file():
+            if path.is_symlink() or path.exists():  # a link or a device is checked (and refused), never skipped
                 files.append(path)
     return files

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from markdown_it import MarkdownIt
 from . import _yaml
 from .matchers import NAMES as MATCHERS
 from .model import Check, Diagnostic, Entry, Form, HistoryEvent
+from .safety import PathError, read_regular
 
 MAX_ENTRY_BYTES = 1024 * 1024
 
@@ -58,7 +58,9 @@ def load_entry(path: str | os.PathLike, display: str | None = None) -> LoadedEnt
     path = Path(path)
     shown = display or str(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path, MAX_ENTRY_BYTES)  # a link to /dev/zero is refused, never read whole
+    except PathError as exc:
+        return LoadedEntry(shown, None, [Diagnostic(shown, 1, "G107", f"the file {exc.reason}")])
     except OSError as exc:
         return LoadedEntry(shown, None, [Diagnostic(shown, 1, "G107", f"cannot read the file: {exc.strerror or exc}")])
     return parse_entry(data, shown, path.stem)
@@ -72,7 +74,7 @@ def parse_entry(data: bytes, file: str, stem: str) -> LoadedEntry:
         problems.append(Diagnostic(file, line, code, message, column))
 
     if len(data) > MAX_ENTRY_BYTES:
-        problem(1, "G107", f"the file is {len(data)} bytes; entries are at most {MAX_ENTRY_BYTES}")
+        problem(1, "G107", f"the file is over {MAX_ENTRY_BYTES} bytes; entries are at most {MAX_ENTRY_BYTES}")
         return result
     if b"\x00" in data:
         problem(1, "G107", "the file is binary (it contains NUL bytes)")
@@ -110,9 +112,6 @@ def parse_entry(data: bytes, file: str, stem: str) -> LoadedEntry:
 
 
 # --- front matter ---------------------------------------------------------------
-
-_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-
 
 def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -> None:
     fields = front.value

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _yaml
+from .safety import name_problem
 
 ENTRIES_DIR = "gotchas"
 ENGINES_FILE = "engines.yaml"
@@ -84,6 +85,10 @@ def load(root: str | os.PathLike) -> KB:
     data = _read(root / ENTRIES_DIR / ENGINES_FILE)
     for key, node in data.value.items():
         where = f"{root / ENTRIES_DIR / ENGINES_FILE}:{node.line}"
+        problem = name_problem(key)
+        if problem:  # the key names ledger/<engine>.json and the site's folders
+            raise KBError(f"{root / ENTRIES_DIR / ENGINES_FILE}:{data.key_lines.get(key, node.line)}: "
+                          f"engine key {key!r} {problem}")
         if not node.is_mapping:
             raise KBError(f"{where}: engine {key!r} must be a mapping")
         unknown = set(node.value) - _ENGINE_FIELDS
@@ -97,6 +102,10 @@ def load(root: str | os.PathLike) -> KB:
         if root_folder and not root_folder.endswith("/"):
             root_folder += "/"
         values["archive_root"] = root_folder
+        problem = name_problem(values["oldest"], "version") if values.get("oldest") else None
+        if problem:
+            raise KBError(f"{root / ENTRIES_DIR / ENGINES_FILE}:{node.key_lines.get('oldest', node.line)}: "
+                          f"engine {key!r}: oldest {values['oldest']!r} {problem}")
         kb.engines[key] = Engine(key=key, **values)
     return kb
 
@@ -120,6 +129,9 @@ def _vocabulary(path: Path) -> dict[str, str]:
     data = _read(path)
     terms = {}
     for term, node in data.value.items():
+        problem = name_problem(term)
+        if problem:  # a term names a page of the site
+            raise KBError(f"{path}:{data.key_lines.get(term, node.line)}: term {term!r} {problem}")
         if not isinstance(node.value, str) or not node.value.strip():
             raise KBError(f"{path}:{node.line}: {term!r} needs a one-line description")
         terms[term] = node.value.strip()

@@ -15,6 +15,7 @@ from .entries import LoadedEntry
 from .kb import KB
 from .matchers import NAMES, REGISTRY
 from .model import Check, Diagnostic, Entry, Form, before, release_version, within
+from .safety import name_problem
 from .sources import check_repository_path
 
 #: Every rule code, with what it catches. Codes are stable: never renumber or reuse one.
@@ -25,11 +26,11 @@ RULES: dict[str, str] = {
     "G104": "YAML anchors, aliases or tags (refused: they can expand without bound)",
     "G105": "the front matter is not a mapping",
     "G106": "a key is written twice",
-    "G107": "the file cannot be read: too large, binary, not UTF-8",
+    "G107": "the file cannot be read: not a regular file (a symbolic link, a device), too large, binary, not UTF-8",
     "G201": "unknown key",
     "G202": "a required field or key is missing",
     "G203": "a value has the wrong type",
-    "G204": "an id is not kebab-case",
+    "G204": "an id is not kebab-case, or longer than 128 characters",
     "G205": "the entry id differs from the file name",
     "G206": "the scheme is not in gotchas/schemes.yaml",
     "G207": "a concept is not in gotchas/concepts.yaml",
@@ -58,7 +59,6 @@ RULES: dict[str, str] = {
     "G405": "text before the first section",
 }
 
-_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
 _URL = re.compile(r"https://[^\s/$.?#][^\s]*")
 
@@ -123,8 +123,9 @@ def _id(entry: Entry, loaded: LoadedEntry, kb: KB):
     if "id" not in entry.lines:
         return
     line = entry.line_of("id")
-    if not _KEBAB.fullmatch(entry.id):
-        yield Diagnostic(loaded.file, line, "G204", f"id {entry.id!r} must be kebab-case (a-z, 0-9, '-')")
+    problem = name_problem(entry.id)
+    if problem:
+        yield Diagnostic(loaded.file, line, "G204", f"id {entry.id!r} {problem}")
     stem = loaded.file.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".md")
     if entry.id != stem:
         yield Diagnostic(loaded.file, line, "G205", f"id {entry.id!r} must equal the file name {stem!r}")
@@ -197,8 +198,9 @@ def _check_ids(entry: Entry, loaded: LoadedEntry, kb: KB):
         if node is None or not isinstance(node.raw, str):
             continue
         check_id = node.raw
-        if not _KEBAB.fullmatch(check_id):
-            yield Diagnostic(loaded.file, node.line, "G204", f"check id {check_id!r} must be kebab-case")
+        problem = name_problem(check_id)
+        if problem:
+            yield Diagnostic(loaded.file, node.line, "G204", f"check id {check_id!r} {problem}")
         if check_id in seen:
             yield Diagnostic(loaded.file, node.line, "G301",
                              f"check id {check_id!r} is already used at line {seen[check_id]}")

@@ -38,6 +38,10 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 class PathError(Exception):
     """A path built from data would leave its folder, or a file is not a regular file."""
 
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"{path} {reason}")
+        self.reason = reason  # without the path, for a message that names the file already
+
 
 def name_problem(value: object, kind: str = "id") -> str | None:
     """Why `value` cannot name a file of this kind (`id` or `version`), or None when it can."""
@@ -68,12 +72,12 @@ def inside(root: str | os.PathLike, relative: str) -> Path:
     parts = relative.split("/")
     for part in parts:
         if part in ("", ".", "..") or any(c in part for c in "\\\0:") or len(part.encode("utf-8", "replace")) > 255:
-            raise PathError(f"{relative!r} is not a plain relative path under {root}")
+            raise PathError(repr(relative), f"is not a plain relative path under {root}")
     target = root
     for part in parts:
         target = target / part
         if target.is_symlink():
-            raise PathError(f"{target} is a symbolic link; refusing to follow it")
+            raise PathError(target, "is a symbolic link; refusing to follow it")
     return target
 
 
@@ -87,12 +91,12 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
         fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
     except OSError as exc:
         if os.path.islink(path):
-            raise PathError(f"{path} is a symbolic link; only regular files are read") from None
-        raise exc
+            raise PathError(path, "is a symbolic link; only regular files are read") from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise PathError(f"{path} is not a regular file ({_kind(mode)}); only regular files are read")
+            raise PathError(path, f"is not a regular file ({_kind(mode)}); only regular files are read")
         chunks, left = [], limit + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -111,12 +115,12 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDWR | os.O_CREAT, m
         fd = os.open(path, flags | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC, mode)
     except OSError as exc:
         if os.path.islink(path):
-            raise PathError(f"{path} is a symbolic link; refusing to open it") from None
-        raise exc
+            raise PathError(path, "is a symbolic link; refusing to open it") from None
+        raise
     kind = os.fstat(fd).st_mode
     if not stat.S_ISREG(kind):
         os.close(fd)
-        raise PathError(f"{path} is not a regular file ({_kind(kind)}); refusing to open it")
+        raise PathError(path, f"is not a regular file ({_kind(kind)}); refusing to open it")
     if _O_NONBLOCK:
         os.set_blocking(fd, True)
     return fd

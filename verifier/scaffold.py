@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 
 from .kb import KB
+from .safety import name_problem
 
-_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 class ScaffoldError(Exception):
@@ -70,8 +70,9 @@ def gather(kb: KB, given: dict, ask: Callable[[str], str] | None, say: Callable[
             value = [v for v in re.split(r"[,\s]+", answer) if v] if many else answer
 
     def kebab(value: str) -> str | None:
-        if not _KEBAB.fullmatch(value):
-            return f"{value!r} is not kebab-case (a-z, 0-9, '-')"
+        problem = name_problem(value)
+        if problem:
+            return f"{value!r} {problem}"
         if (kb.entries_dir / f"{value}.md").exists():
             return f"gotchas/{value}.md exists already; ids are never reused"
         return None

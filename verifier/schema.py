@@ -13,9 +13,10 @@ import json
 from .entries import CHECK_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED, FORM_FIELDS
 from .kb import KB
 from .matchers import NAMES as MATCHERS, REGISTRY
+from .safety import KEBAB, MAX_NAME
 
 SCHEMA_FILE = "entry.schema.json"
-_KEBAB = "^[a-z0-9]+(-[a-z0-9]+)*$"
+_KEBAB = f"^{KEBAB.pattern}$"
 _DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _SYMBOL = r"^[^\W\d]\w*(\.[^\W\d]\w*)*$"
 #: A release as PEP 440 writes it (the linter, with `packaging`, is the judge of the rest). YAML reads `0.10`
@@ -63,7 +64,7 @@ def entry_schema(kb: KB) -> dict:
         "additionalProperties": False,
         "required": ["id", "claim", "path"],
         "properties": {
-            "id": {"type": "string", "pattern": _KEBAB, "description": "kebab-case, unique in the entry"},
+            "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME, "description": "kebab-case, unique in the entry"},
             "claim": {"type": "string", "minLength": 1, "description": "the sentence of the prose this check supports"},
             "engine": {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"},
             "path": {"type": "string", "pattern": r"^(?!/)(?!.*(^|/)\.\.?(/|$))[^\\]+$",
@@ -92,7 +93,7 @@ def entry_schema(kb: KB) -> dict:
         "additionalProperties": False,
         "required": list(ENTRY_REQUIRED),
         "properties": {
-            "id": {"type": "string", "pattern": _KEBAB, "description": "equal to the file name without .md"},
+            "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME, "description": "equal to the file name without .md"},
             "title": {"type": "string", "minLength": 1, "description": "one sentence: what goes wrong"},
             "scheme": _described_enum(kb.schemes),
             "concepts": {"type": "array", "minItems": 1, "uniqueItems": True, "items": _described_enum(kb.concepts)},
