@@ -89,7 +89,7 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
     """
     try:
         fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
-    except OSError as exc:
+    except OSError:
         if os.path.islink(path):
             raise PathError(path, "is a symbolic link; only regular files are read") from None
         raise
@@ -113,7 +113,7 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDWR | os.O_CREAT, m
     """A file descriptor on a regular file (created when absent), never through a symbolic link."""
     try:
         fd = os.open(path, flags | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC, mode)
-    except OSError as exc:
+    except OSError:
         if os.path.islink(path):
             raise PathError(path, "is a symbolic link; refusing to open it") from None
         raise
