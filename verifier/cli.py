@@ -216,12 +216,16 @@ def _kb(args) -> kb_module.KB:
 def _entry_files(kb: kb_module.KB, names: list[str]) -> list[Path]:
     if not names:
         return kb.entry_files()
+
+    def there(path: Path) -> bool:  # a link or a device is there too: the loader refuses it, with its name
+        return path.is_symlink() or path.exists() and not path.is_dir()
+
     files = []
     for name in names:
         path = Path(name)
-        if path.suffix == ".md" and path.is_file():
-            files.append(path.resolve())
-        elif (kb.entries_dir / f"{name}.md").is_file():
+        if path.suffix == ".md" and there(path):
+            files.append(path.absolute())  # not resolve(): the loader must see a link as a link
+        elif there(kb.entries_dir / f"{name}.md"):
             files.append(kb.entries_dir / f"{name}.md")
         else:
             raise UsageError(f"no entry {name!r}: give a file or an id from {kb.entries_dir}")
@@ -230,7 +234,7 @@ def _entry_files(kb: kb_module.KB, names: list[str]) -> list[Path]:
 
 def _display(kb: kb_module.KB, path: Path) -> str:
     try:
-        return path.resolve().relative_to(kb.root.resolve()).as_posix()
+        return path.parent.resolve().joinpath(path.name).relative_to(kb.root.resolve()).as_posix()
     except ValueError:
         return str(path)
 
