@@ -290,6 +290,18 @@ def _load(kb: kb_module.KB, names: list[str]):
     return loaded, diagnostics, [item.entry for item in loaded if item.entry is not None]
 
 
+def _load_clean(kb: kb_module.KB, names: list[str]):
+    """`_load` for the commands that write or run from entries (site, verify, mutate): they do not start while
+    lint reports a problem, so that data lint refuses (an id that would leave its folder, a duplicate id, a
+    pattern too costly to compile) never reaches a file name, a page or an evaluation."""
+    loaded, diagnostics, entries = _load(kb, names)
+    if diagnostics:
+        for d in diagnostics:
+            print(d, file=sys.stderr)
+        raise UsageError(f"{len(diagnostics)} lint problem(s) above; fix them first (`gotchas check --offline`)")
+    return loaded, diagnostics, entries
+
+
 def _check_engine(kb: kb_module.KB, engine: str | None) -> None:
     if engine and engine not in kb.engines:
         raise UsageError(f"unknown engine {engine!r}; engines are: {', '.join(kb.engines)}")
@@ -644,11 +656,7 @@ def run_trace(args) -> int:
 def run_mutate(args) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
-    loaded, diagnostics, entries = _load(kb, args.entries)
-    if diagnostics:
-        for d in diagnostics:
-            print(d, file=sys.stderr)
-        raise UsageError("fix the entries' lint problems first (`gotchas check --offline`)")
+    loaded, diagnostics, entries = _load_clean(kb, args.entries)
     reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.seconds)
     sys.stdout.write(report.mutate_report(args.format, kb, reports))
     return EXIT_FINDINGS if any(r.neutral_flips for r in reports) else EXIT_OK
