@@ -15,6 +15,7 @@ import base64
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import re
 import socket
@@ -83,6 +84,17 @@ def make_wheel(files: dict[str, bytes], name: str, version: str, *, lie_in_recor
 
 
 @dataclass
+class Trickle:
+    """A slow-loris answer: one byte every `interval` seconds, for `limit` seconds at most (then the connection
+    closes, so that a client that never gives up fails a test instead of hanging it)."""
+
+    interval: float = 1.0
+    headers: bool = False  # the status line and headers trickle too; else they are sent at once
+    endless: bool = False  # no Content-Length, and the body never ends: spaces after it until `limit`
+    limit: float = 10.0
+
+
+@dataclass
 class Faults:
     """How the server misbehaves for one file. Counters go down as faults are served."""
 
@@ -96,6 +108,7 @@ class Faults:
     #: `released` tells whether it was set in time.
     hold_mid_body: threading.Event | None = None
     released: bool | None = None
+    trickle: Trickle | None = None  # the file is sent a byte at a time
 
 
 @dataclass
@@ -124,8 +137,13 @@ class IndexServer:
     json_api: bool = True
     files: dict[str, Served] = field(default_factory=dict)
     log: list[Answer] = field(default_factory=list)
+    #: project -> the body its page is served with instead of the one made from its files (hostile pages)
+    pages: dict[str, bytes] = field(default_factory=dict)
+    #: set: every project page is sent a byte at a time
+    page_trickle: Trickle | None = None
 
     def __enter__(self) -> IndexServer:
+        self._closing = threading.Event()  # ends trickling answers
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.index = self
@@ -135,6 +153,7 @@ class IndexServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -192,11 +211,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._file(served)
 
     def _project_page(self, project: str) -> None:
-        if not any(s.project == project for s in self.index.files.values()):
+        if project in self.index.pages:
+            body = self.index.pages[project]
+        elif not any(s.project == project for s in self.index.files.values()):
             return self._answer(404, b"no such project")
-        if not self.index.json_api:
+        elif not self.index.json_api:
             return self._answer(200, b"<html><body>links</body></html>", "text/html")
-        body = json.dumps(self.index.project_page(project)).encode()
+        else:
+            body = json.dumps(self.index.project_page(project)).encode()
+        if self.index.page_trickle:
+            return self._trickle(200, body, "application/vnd.pypi.simple.v1+json", self.index.page_trickle)
         self._answer(200, body, "application/vnd.pypi.simple.v1+json")
 
     def _file(self, served: Served) -> None:
@@ -218,6 +242,8 @@ class _Handler(BaseHTTPRequestHandler):
         if faults.drop_mid_body > 0:
             faults.drop_mid_body -= 1
             return self._drop_mid_body(status, body, headers)
+        if faults.trickle:
+            return self._trickle(status, body, "application/octet-stream", faults.trickle, headers)
         self._answer(status, body, "application/octet-stream", headers, hold=faults)
 
     def _answer(self, status: int, body: bytes, content_type: str = "text/plain",
@@ -254,6 +280,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.shutdown(socket.SHUT_RDWR)
         self.close_connection = True
         self._record(status, len(half))
+
+    def _trickle(self, status: int, body: bytes, content_type: str, trickle: Trickle,
+                 headers: dict[str, str] | None = None) -> None:
+        """The answer one byte every `trickle.interval` seconds, until `trickle.limit` or the client hangs up."""
+        head = [f"HTTP/1.0 {status} {self.responses[status][0]}", f"Content-Type: {content_type}"]
+        head += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        if not trickle.endless:
+            head.append(f"Content-Length: {len(body)}")
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        pieces = [body, itertools.repeat(32) if trickle.endless else ()]
+        sent, end = 0, time.monotonic() + trickle.limit
+        self.close_connection = True
+        try:
+            if trickle.headers:
+                pieces.insert(0, head_bytes)
+            else:
+                self.wfile.write(head_bytes)
+            for byte in itertools.chain.from_iterable(pieces):
+                if self.index._closing.wait(trickle.interval) or time.monotonic() > end:
+                    break
+                self.wfile.write(bytes((byte,)))
+                sent += 1
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up
+        self._record(status, sent)
 
     def _record(self, status: int, sent: int) -> None:
         self.index.log.append(Answer(self.path, self.headers.get("Range"), status, sent))
