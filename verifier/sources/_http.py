@@ -3,10 +3,22 @@
 Every socket operation has a timeout; connection errors, resets, timeouts,
 bodies cut short and HTTP 5xx/429 answers are retried a few times with
 exponential backoff; everything else, and the last failure, becomes
-SourceUnavailable naming what was fetched and what happened. Only http and
-https are spoken (no file:, ftp: or data: URLs, also not through redirects).
-Credentials written in a URL (`https://user:token@host/...`) are sent as Basic
-authorization to that host only and never appear in a message.
+SourceUnavailable naming what was fetched and what happened.
+
+A timeout per socket operation does not bound a request: a server that sends
+a byte every few seconds (a slow loris) keeps every read short and the request
+going forever. So each request also has a deadline for all of it, retries,
+backoff and redirects included (REQUEST_DEADLINE; DOWNLOAD_DEADLINE for a
+whole archive): connecting waits no longer than what is left of it, and when
+it passes, a watchdog shuts down the request's sockets whatever the request is
+waiting for (TLS handshake, headers, body), and the request fails with
+SourceUnavailable. Waits it does not cut short: name resolution (the system
+resolver bounds it) and a CONNECT through an https proxy (the socket timeout
+bounds each of its reads).
+
+Only http and https are spoken (no file:, ftp: or data: URLs, also not through
+redirects). Credentials written in a URL (`https://user:token@host/...`) are
+sent as Basic authorization to that host only and never appear in a message.
 """
 
 from __future__ import annotations
@@ -16,7 +28,9 @@ import hashlib
 import http.client
 import os
 import re
+import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -29,6 +43,11 @@ from . import SourceUnavailable
 
 #: progress(done_bytes, total_bytes or None, label): called as a download goes.
 Progress = Callable[[int, int | None, str], None]
+
+#: The longest a request (an index page, a range of a wheel) may take in all, in seconds.
+REQUEST_DEADLINE = 300.0
+#: The longest downloading an archive whole may take in all, in seconds (a 400 MB wheel at 250 KB/s).
+DOWNLOAD_DEADLINE = 1800.0
 
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _CHUNK = 1024 * 1024
@@ -60,11 +79,13 @@ class Part:
 
 
 class HttpClient:
-    """GETs with timeouts and retries.
+    """GETs with timeouts, deadlines and retries.
 
     `timeout` bounds every socket operation (connect, each read), in seconds;
-    `attempts` is how many times a transient failure is tried in all; the
-    delay before attempt n+1 is `backoff * 2**(n-1)` seconds.
+    REQUEST_DEADLINE a whole request and DOWNLOAD_DEADLINE a whole download,
+    every attempt included (read when the request starts); `attempts` is how
+    many times a transient failure is tried in all; the delay before attempt
+    n+1 is `backoff * 2**(n-1)` seconds.
     """
 
     def __init__(self, *, timeout: float = 30.0, attempts: int = 4, backoff: float = 0.5,
@@ -84,7 +105,7 @@ class HttpClient:
                 body = _read_exactly_declared(response, limit, what)
                 return Fetched(body, _redact(response.geturl()), response.headers.get("Content-Type", ""))
 
-        return self._retrying(attempt, what)
+        return self._retrying(attempt, what, REQUEST_DEADLINE)
 
     def get_range(self, url: str, start: int | None, length: int, *, what: str) -> Part:
         """`length` bytes of `url` from `start`, or its last `length` bytes when `start` is None.
@@ -108,7 +129,7 @@ class HttpClient:
                     raise _Transient(f"{len(body)} bytes received of {last - first + 1}")
                 return Part(body, first, total)
 
-        return self._retrying(attempt, what)
+        return self._retrying(attempt, what, REQUEST_DEADLINE)
 
     def download(self, url: str, dest: str | os.PathLike, *, what: str, size: int | None, limit: int,
                  progress: Progress | None = None, on_write: Callable[[int, int], None] | None = None) -> str:
@@ -153,17 +174,34 @@ class HttpClient:
                 os.fsync(out.fileno())
             return digest.hexdigest()
 
-        return self._retrying(attempt, what)
+        return self._retrying(attempt, what, DOWNLOAD_DEADLINE, "download")
 
-    def _retrying(self, attempt, what: str):
-        for number in range(1, self.attempts + 1):
-            try:
-                return attempt()
-            except _Transient as exc:
-                if number == self.attempts:
-                    tries = f" (tried {number} times)" if number > 1 else ""
-                    raise SourceUnavailable(f"{what}: {exc}{tries}") from None
-                time.sleep(self.backoff * 2 ** (number - 1))
+    def _retrying(self, attempt, what: str, seconds: float, kind: str = "request"):
+        """`attempt()`, tried again after transient failures, all of it within `seconds`.
+
+        Whatever an attempt ends with once the deadline has passed (an answer too:
+        a body without a Content-Length cut short by the watchdog looks whole) is
+        refused as the deadline's failure.
+        """
+        with _Deadline(seconds) as deadline:
+            for number in range(1, self.attempts + 1):
+                if deadline.remaining() <= 0:
+                    raise deadline.failure(what, kind)
+                try:
+                    result = attempt()
+                except Exception as exc:
+                    if deadline.expired or deadline.remaining() <= 0:  # the watchdog, or a timeout cut to the end
+                        raise deadline.failure(what, kind) from None
+                    if not isinstance(exc, _Transient):
+                        raise
+                    if number == self.attempts:
+                        tries = f" (tried {number} times)" if number > 1 else ""
+                        raise SourceUnavailable(f"{what}: {exc}{tries}") from None
+                    time.sleep(max(0.0, min(self.backoff * 2 ** (number - 1), deadline.remaining())))
+                    continue
+                if deadline.expired:
+                    raise deadline.failure(what, kind)
+                return result
         raise AssertionError("unreachable")
 
     def _open(self, url: str, headers: dict[str, str], what: str) -> http.client.HTTPResponse:
@@ -202,10 +240,106 @@ class HttpClient:
         return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
+class _Deadline:
+    """The end of one request: past it, a watchdog shuts down every socket the request opened.
+
+    While a deadline is entered, connections opened in its thread (`_Watched*Connection`)
+    register their socket with it. It keeps a duplicate of each: shutting a duplicate down
+    stops the connection itself, also once TLS has taken over the original socket object.
+    """
+
+    _current = threading.local()
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._end = time.monotonic() + seconds
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(max(0.0, seconds), self._expire)
+        self._timer.daemon = True
+        self._outer: _Deadline | None = None
+
+    @classmethod
+    def current(cls) -> _Deadline | None:
+        return getattr(cls._current, "deadline", None)
+
+    def __enter__(self):  # -> _Deadline
+        self._outer = _Deadline.current()
+        _Deadline._current.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+        _Deadline._current.deadline = self._outer
+        with self._lock:
+            for sock in self._sockets:
+                sock.close()
+            self._sockets.clear()
+
+    def remaining(self) -> float:
+        return self._end - time.monotonic()
+
+    def watch(self, sock: socket.socket) -> None:
+        duplicate = sock.dup()
+        with self._lock:
+            self._sockets.append(duplicate)
+            if self.expired:
+                _shut_down(duplicate)
+
+    def failure(self, what: str, kind: str) -> SourceUnavailable:
+        return SourceUnavailable(f"{what}: not done after {self.seconds:g} seconds, the deadline for a {kind}; "
+                                 "the server sends too slowly or stalls")
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut_down(sock)
+
+
+def _shut_down(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already
+
+
+class _WatchedHTTPConnection(http.client.HTTPConnection):
+    """A connection whose socket the current deadline watches, and whose connect waits no longer than it."""
+
+    def connect(self) -> None:
+        deadline = _Deadline.current()
+        if deadline is not None and isinstance(self.timeout, (int, float)):
+            self.timeout = max(0.001, min(self.timeout, deadline.remaining()))
+        super().connect()
+        if deadline is not None:
+            deadline.watch(self.sock)
+
+
+class _WatchedHTTPSConnection(http.client.HTTPSConnection, _WatchedHTTPConnection):
+    """HTTPSConnection.connect calls _WatchedHTTPConnection.connect (the MRO), then shakes hands: watched too."""
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_WatchedHTTPConnection, req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, context: ssl.SSLContext) -> None:
+        super().__init__(context=context)
+        self._tls = context
+
+    def https_open(self, req):
+        return self.do_open(_WatchedHTTPSConnection, req, context=self._tls)
+
+
 def _http_only_opener(context: ssl.SSLContext) -> urllib.request.OpenerDirector:
     opener = urllib.request.OpenerDirector()
     for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(),
-                    urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(context=context),
+                    _WatchedHTTPHandler(), _WatchedHTTPSHandler(context),
                     urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPRedirectHandler(),
                     urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
