@@ -1,4 +1,12 @@
-"""A local directory (a checkout of the engine's repository) as one release, "HEAD"."""
+"""A local directory (a checkout of the engine's repository) as one release, "HEAD".
+
+A checkout holds more than the engine's code: `.git/config` (a remote URL may carry a
+token), `.env`, editor and tool folders. A check's hint can quote the file it reads,
+and hints land in the ledger and in reports, so no file or folder whose name starts
+with '.' is read or listed, however the path reaches it (a symbolic link included).
+The engines keep no code under such names: in their release archives, dot-folders
+hold CI scripts (`.buildkite/`, `.github/`) and agent notes, dot-files tool settings.
+"""
 
 from __future__ import annotations
 
@@ -40,12 +48,14 @@ class DirectorySnapshot:
         self.strip = strip
 
     def paths(self) -> list[str]:
-        """The repository path of every regular file in the tree (symlinks and dot-folders left out)."""
+        """The repository path of every regular file in the tree (symlinks, dot-files and dot-folders left out)."""
         found = []
         for folder, dirs, files in os.walk(self.root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
             relative = Path(folder).relative_to(self.root).as_posix()
             for name in files:
+                if name.startswith("."):
+                    continue
                 full = os.path.join(folder, name)
                 if os.path.islink(full) or not os.path.isfile(full):
                     continue
@@ -62,6 +72,10 @@ class DirectorySnapshot:
                 raise SourceUnavailable(f"{path}: this directory is laid out like a release archive, "
                                         f"which holds only {self.strip}")
             path = path[len(self.strip):]
+        hidden = _hidden_part(path.split("/"))
+        if hidden:
+            raise SourceUnavailable(f"{path}: {hidden} is a dot-file or dot-folder, which a directory source never "
+                                    "reads (not engine code, and it may hold credentials)")
         target = self.root.joinpath(*path.split("/"))
         try:
             real = target.resolve(strict=True)
@@ -71,6 +85,9 @@ class DirectorySnapshot:
             raise SourceUnavailable(f"{path}: {exc}") from None
         if real != self.root and self.root not in real.parents:
             raise SourceUnavailable(f"{path}: resolves outside the source tree (a symlink?)")
+        if _hidden_part(real.relative_to(self.root).parts):
+            raise SourceUnavailable(f"{path}: a symbolic link to a dot-file or into a dot-folder, which a directory "
+                                    "source never reads")
         if not real.is_file():
             return None
         try:
@@ -80,3 +97,8 @@ class DirectorySnapshot:
             return real.read_bytes()
         except OSError as exc:
             raise SourceUnavailable(f"{path}: {exc.strerror or exc}") from None
+
+
+def _hidden_part(parts) -> str | None:
+    """The first of `parts` whose name starts with '.', or None."""
+    return next((part for part in parts if part.startswith(".")), None)

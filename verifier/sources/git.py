@@ -8,6 +8,11 @@ read. Later sources on the same URL fetch new tags into that clone.
 Nothing is checked out. Every object is read through GitPython's persistent
 `git cat-file --batch` and `--batch-check` processes, one pair per source,
 shared by its snapshots; `close()` ends them. A source is not thread-safe.
+
+What a snapshot hands out is what the commit's trees hold, never a file of the
+local repository (`.git/config`, hooks, the work tree's uncommitted files). A
+URL's credentials (`https://user:token@host/...`) are used to clone and fetch,
+and never appear in a message: messages reach reports and CI logs.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ class GitSource:
         self.engine = engine.key
         self.engine_spec = engine
         self.location = location
+        self.shown = _scrub(location)  # the location as messages name it
         self.include_prereleases = include_prereleases
         self.warning: str | None = None
         self._repo: Repo | None = None
@@ -140,7 +146,7 @@ class GitSource:
         """Every tag with what for-each-ref says of it, read once per source."""
         if self._tags is None:
             repo = self._repository()
-            with _unavailable(f"{self.location}: cannot list tags"):
+            with _unavailable(f"{self.shown}: cannot list tags"):
                 listing = repo.git.for_each_ref("refs/tags", format=_TAG_FORMAT)
             self._tags = {}
             for line in listing.splitlines():
@@ -189,7 +195,7 @@ class GitSource:
         """The files at any commit (a sha, abbreviated or not, or a tag): for bisecting."""
         commit = self._resolve_commit(revision, f"commit {revision}")
         repo = self._repository()
-        with _unavailable(f"{self.location}: cannot read commit {commit}"):
+        with _unavailable(f"{self.shown}: cannot read commit {commit}"):
             timestamp = repo.commit(commit).committed_date
         release = Release(self.engine, commit[:12], date=_iso_date(timestamp), identity=commit,
                           url=self._tree_url(commit))
@@ -206,7 +212,7 @@ class GitSource:
         start = self._resolve_commit(from_commit, f"commit {from_commit}")
         end = self._resolve_commit(to_commit, f"commit {to_commit}")
         repo = self._repository()
-        with _unavailable(f"{self.location}: cannot list the commits that changed {', '.join(paths)}"):
+        with _unavailable(f"{self.shown}: cannot list the commits that changed {', '.join(paths)}"):
             listing = repo.git.log("--format=%H", "--reverse", f"{start}..{end}", "--",
                                    *(f":(literal){each}" for each in paths))
         return listing.split()
@@ -220,7 +226,7 @@ class GitSource:
         with self.open(older) as before, self.open(newer) as after:
             start, end = before.commit, after.commit
         repo = self._repository()
-        with _unavailable(f"{self.location}: cannot compare {older.version} with {newer.version}"):
+        with _unavailable(f"{self.shown}: cannot compare {older.version} with {newer.version}"):
             listing = repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M",
                                     "--diff-filter=R", start, end)
         fields = listing.split("\0")
@@ -232,7 +238,7 @@ class GitSource:
     def commit_summary(self, sha: str) -> str:
         """The first line of a commit's message, for people."""
         repo = self._repository()
-        with _unavailable(f"{self.location}: cannot read commit {sha}"):
+        with _unavailable(f"{self.shown}: cannot read commit {sha}"):
             return str(repo.commit(sha).summary)
 
     def _resolve_commit(self, revision: str, what: str) -> str:
@@ -247,8 +253,8 @@ class GitSource:
         except _GIT_ERRORS:
             git_said = _restart_cat_file(repo)
             if git_said:
-                raise SourceUnavailable(f"{self.location}: cannot look up {what}: {git_said}") from None
-            raise SourceUnavailable(f"{self.location}: no {what}") from None
+                raise SourceUnavailable(f"{self.shown}: cannot look up {what}: {git_said}") from None
+            raise SourceUnavailable(f"{self.shown}: no {what}") from None
         return sha.decode()
 
     # -- the repository ------------------------------------------------------------------------
@@ -256,7 +262,7 @@ class GitSource:
     def _repository(self) -> Repo:
         """The opened repository; a URL is cloned or updated on first use."""
         if self._closed:
-            raise SourceUnavailable(f"{self.location}: the git source is closed")
+            raise SourceUnavailable(f"{self.shown}: the git source is closed")
         if self._repo is None:
             if os.path.exists(self.location) or not _is_url(self.location):
                 self._repo = _open_repo(Path(self.location))
@@ -393,7 +399,7 @@ class GitSnapshot:
 
     def _repo(self) -> Repo:
         if self._closed:
-            raise SourceUnavailable(f"{self._source.location}: the snapshot of {self.release.version} is closed")
+            raise SourceUnavailable(f"{self._source.shown}: the snapshot of {self.release.version} is closed")
         return self._source._repository()
 
     def _where(self, path: str) -> str:
@@ -434,13 +440,13 @@ def _cached_clone(url: str) -> tuple[Repo, str | None]:
     if not clone.exists():
         _clone(url, clone)
         return _open_repo(clone), None
-    repo = _open_repo(clone, f" (the cache's clone of {url}: delete it to clone afresh)")
+    repo = _open_repo(clone, f" (the cache's clone of {_scrub(url)}: delete it to clone afresh)")
     return repo, _fetch_tags(repo, url)
 
 
 def _clone_folder_name(url: str) -> str:
     """A readable, collision-free folder name: the repository's name and a hash of the URL."""
-    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
+    name = _scrub(url).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
     readable = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40].lstrip(".") or "repository"
     return f"{readable}-{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"
 
@@ -450,13 +456,13 @@ def _clone(url: str, clone: Path) -> None:
     concurrent clone never leaves a half-made clone where the next run would use it."""
     partial = Path(tempfile.mkdtemp(prefix=".clone-", dir=clone.parent))
     try:
-        with _unavailable(f"{url}: cannot clone"):
+        with _unavailable(f"{_scrub(url)}: cannot clone"):
             Repo.clone_from(url, partial, bare=True, filter="blob:none", env=_NO_PROMPT).close()
         try:
             partial.rename(clone)
         except OSError:
             if not clone.exists():  # another run that cloned first is fine; anything else is not
-                raise SourceUnavailable(f"{url}: cannot move the clone into {clone}") from None
+                raise SourceUnavailable(f"{_scrub(url)}: cannot move the clone into {clone}") from None
     finally:
         shutil.rmtree(partial, ignore_errors=True)
 
@@ -466,7 +472,7 @@ def _fetch_tags(repo: Repo, url: str) -> str | None:
     try:
         repo.git.fetch("--tags", "--force", "--no-write-fetch-head", "origin")
     except GitError as exc:
-        return f"{url}: could not fetch new tags ({_reason(exc)}); releases may be out of date"
+        return f"{_scrub(url)}: could not fetch new tags ({_reason(exc)}); releases may be out of date"
     return None
 
 
@@ -503,20 +509,29 @@ def _restart_cat_file(repo: Repo) -> str | None:
             said = [line.strip() for line in process.stderr.read().decode(errors="replace").splitlines()]
             last_words = next((line for line in reversed(said) if line), last_words)
     repo.git.clear_cache()
-    return last_words
+    return _scrub(last_words) if last_words else last_words
 
 
 def _reason(exc: BaseException) -> str:
-    """What git said, without GitPython's wrapping (a command line, or bytes reprs)."""
+    """What git said, without GitPython's wrapping (a command line, or bytes reprs), nor credentials."""
     if isinstance(exc, CommandError):
         said = exc.stderr.removeprefix("\n  stderr: '").removesuffix("'")
         lines = [line.strip() for line in said.splitlines() if line.strip()]
         if lines:
-            return lines[-1]
+            return _scrub(lines[-1])
     missing = re.search(r"git returned: b?'(\S+) missing'", str(exc))
     if missing:
         return f"git has no object {missing.group(1)}"
-    return str(exc) or type(exc).__name__
+    return _scrub(str(exc)) or type(exc).__name__
+
+
+#: The user information of a URL (`user:token@`), wherever a URL appears in a text.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
+
+
+def _scrub(text: str) -> str:
+    """`text` without the credentials a URL in it may carry (a token may be the user name alone)."""
+    return _USERINFO.sub(r"\1", text)
 
 
 def _iso_date(timestamp: int) -> str:
