@@ -403,8 +403,11 @@ def run_verify(args) -> int:
     before = {}
     try:
         with ledger.lock(wait=args.wait):
+            # Every engine's ledger and evidence is read, and refused when malformed, before any file is written.
+            loaded_ledgers = {engine: ledger.load(engine) for engine in engines}
+            old_evidence = {engine: ledger.load_evidence(engine) for engine in engines}
             for engine in engines:
-                current = ledger.load(engine)
+                current = loaded_ledgers[engine]
                 before[engine] = current.copy()
                 engine_pairs = [p for p in pairs if p[1].engine == engine]
                 try:
@@ -412,7 +415,7 @@ def run_verify(args) -> int:
                                         since=args.since or kb.engines[engine].oldest or None, new=args.new, source_label=_label(args, engine),
                                         progress=progress, verdicts=verdicts,
                                         prune={e.id for e in entries} if not args.entries else None,
-                                        loaded=current, searches=searches)
+                                        loaded=current, searches=searches, old_evidence=old_evidence[engine])
                 except LookupError as exc:
                     raise UsageError(f"{engine}: {exc}") from None
                 except SourceUnavailable as exc:

@@ -370,14 +370,17 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
 def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions=None, since=None,
                   new=False, source_label: str = "", progress: Progress | None = None,
                   verdicts: VerdictCache | None = None, prune: set[str] | None = None,
-                  loaded: EngineLedger | None = None, searches=None) -> EngineRun:
+                  loaded: EngineLedger | None = None, searches=None, old_evidence: dict | None = None) -> EngineRun:
     """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
 
     `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
-    `loaded` is the engine's ledger when the caller has read it already; it is updated.
+    `loaded` is the engine's ledger when the caller has read it already; it is updated. `old_evidence` is
+    its evidence, likewise. Both are read (and a file that is not what `verify` writes refused, LedgerError)
+    before anything is written.
     """
     run = EngineRun(engine)
     engine_ledger = loaded if loaded is not None else ledger.load(engine)
+    old_evidence = old_evidence if old_evidence is not None else ledger.load_evidence(engine)
     available = source.releases()
     # With --new, a release counts as seen only when it has a verdict of every check as written now,
     # so that a new or edited entry gets its history filled in by the next scheduled run.
@@ -434,5 +437,5 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
         ledger.save(engine_ledger)  # else the file says it all already: not written again
     run.ledger = engine_ledger
     if run.evidence is not None:
-        ledger.save_evidence(run.evidence, merge=prune is None)
+        ledger.save_evidence(run.evidence, merge=prune is None, old=old_evidence)
     return run
