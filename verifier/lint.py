@@ -41,7 +41,7 @@ RULES: dict[str, str] = {
     "G302": "a check has no matcher or more than one",
     "G303": "a modifier where it is not allowed (after/adjacent only with contains; adjacent needs after; no in with defines)",
     "G304": "a check's engine is missing or not among the entry's engines",
-    "G305": "a path is not a confined repository path",
+    "G305": "a path is not a confined repository path, or names a dot-file or dot-folder",
     "G306": "in, string, defines, query and adjacent need a Python file",
     "G307": "a regular expression does not compile",
     "G308": "a tree-sitter query does not compile",
@@ -281,6 +281,10 @@ def _modifiers(form: Form, check: Check, entry: Entry, kb: KB):
 @form_rule
 def _path(form: Form, check: Check, entry: Entry, kb: KB):
     problem = check_repository_path(form.path) if form.path else None
+    if problem is None and form.path and any(part.startswith(".") for part in form.path.split("/")):
+        # Engines keep no code there (CI scripts, tool settings), and a checkout keeps secrets there
+        # (.git/config, .env): a `dir:` source refuses such paths, so lint does too.
+        problem = "path names a dot-file or a dot-folder; checks read engine code, never those"
     if problem:
         yield "path", "G305", problem
 
