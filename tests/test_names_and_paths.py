@@ -167,3 +167,13 @@ def test_an_entry_named_by_path_is_read_as_the_link_it_is(repo, capsys):
     for name in ("ops-linked", "gotchas/ops-linked.md"):
         code, out, _ = run_cli(capsys, "check", "--offline", name, "--format", "github")
         assert code == 1 and "::error file=gotchas/ops-linked.md,line=1," in out and "title=G107::" in out, out
+
+
+def test_verify_does_not_start_while_lint_reports_a_problem_and_writes_nothing(kb_root, monkeypatch, capsys):
+    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY.replace("id: ops-example", "id: ../../evil"))
+    monkeypatch.chdir(kb_root)
+    code, _, err = run_cli(capsys, "verify", "--source", "dir:/nonexistent")
+    assert code == 2
+    assert "gotchas/ops-example.md:2:1: G204 id '../../evil' must be kebab-case" in err
+    assert "2 lint problem(s) above" in err  # G204, and G205: the id is not the file name
+    assert not (kb_root / "ledger").exists()

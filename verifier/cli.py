@@ -390,7 +390,7 @@ def _check_engines(engines, sources, pairs, args, progress, helper, results, not
 def run_verify(args) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
-    loaded, diagnostics, entries = _load(kb, args.entries)
+    loaded, diagnostics, entries = _load_clean(kb, args.entries)
     pairs = list(selected_checks(entries, args.engine))
     engines = [args.engine] if args.engine else sorted({c.engine for _, c in pairs})
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
