@@ -699,8 +699,10 @@ def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version
 
 def run_site(args) -> int:
     import os
+    from urllib.parse import quote
 
     from . import site
+    from .safety import PathError, inside
 
     kb = _kb(args)
     loaded, diagnostics, entries = _load(kb, [])
@@ -709,13 +711,14 @@ def run_site(args) -> int:
     edit = args.edit_url
     if edit is None and os.environ.get("GITHUB_REPOSITORY"):
         server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
-        edit = f"{server}/{os.environ['GITHUB_REPOSITORY']}/edit/{os.environ.get('GITHUB_REF_NAME') or 'main'}/"
+        ref = quote(os.environ.get("GITHUB_REF_NAME") or "main", safe="/")  # a branch name may hold '"' or '<'
+        edit = f"{server}/{quote(os.environ['GITHUB_REPOSITORY'], safe='/')}/edit/{ref}/"
+    out = Path(args.out)
     try:
         data = site.load(kb, entries, Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR), args.base_url, edit)
-    except LedgerError as exc:
+        builder = site.build(data, inside(kb.root, "site/templates"), inside(kb.root, "site/assets"), out)
+    except (LedgerError, site.SiteError, PathError) as exc:  # the data, or --out, --base-url: nothing is built
         raise UsageError(str(exc)) from None
-    out = Path(args.out)
-    builder = site.build(data, kb.root / "site" / "templates", kb.root / "site" / "assets", out)
     print(f"built {len(builder.pages)} pages and {len(builder.files)} other files into {out}")
     return EXIT_OK
 

@@ -2,10 +2,17 @@
 
 It reads only entries, the KB's own data and the ledger (with its evidence
 files); it writes HTML that works without JavaScript, JSON for tools, Atom
-feeds and SVG badges. Everything a contributor wrote is escaped: Markdown is
-rendered with raw HTML off and only safe links; titles, claims and code go
-through `html.escape`. URLs are stable: `entries/<id>/`, `concepts/<term>/`,
+feeds and SVG badges. URLs are stable: `entries/<id>/`, `concepts/<term>/`,
 `schemes/<term>/`, `engines/<engine>/<version>/`.
+
+Whatever entries and the ledger hold reaches each output through one function
+for that output: `esc` for HTML text and attributes and for XML (characters
+XML 1.0 does not allow become U+FFFD), `_link` for a URL (a link only when it
+is http(s) or relative; anything else is shown as text), `_json` for JSON;
+Markdown is rendered with raw HTML off and only safe links. Every file goes
+through `Builder._put`, which writes only under the output folder (names are
+single path parts, never `..`, never through a link) and never over a file;
+the output folder is replaced only when the site built it (`MARKER`).
 """
 
 from __future__ import annotations
@@ -13,21 +20,22 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from markdown_it import MarkdownIt
 
 from . import __version__, history
 from .kb import KB, Engine
-from .ledger import EngineLedger, Ledger
-from .ledger import EntryRecord
+from .ledger import EngineLedger, EntryRecord, Ledger
 from .matchers import REGISTRY
 from .model import CHANGED, ERROR, HOLDS, MISSING, NOT_AFFECTED, STATUSES, UNVERIFIED, VERDICTS, Entry, entry_bounds
+from .safety import PathError, inside, read_regular
 
 SECTION_IDS = {"Symptom": "symptom", "Root cause": "root-cause", "Workaround": "workaround", "Notes": "notes"}
 #: Entry statuses and check verdicts, in words and icons (never colour alone).
@@ -41,15 +49,70 @@ VERDICT_MEANINGS = {
              "about the behaviour",
     ERROR: "the verifier could not read or evaluate this check here",
 }
-_SAFE_SCHEMES = ("https:", "http:", "mailto:")
+#: The file that marks a folder as one `gotchas site` built: only such a folder is deleted to build it again.
+MARKER = ".gotchas-site"
+MARKER_TEXT = "Built by `gotchas site`, which deletes and rebuilds this folder.\n"
+#: The most bytes a template or an asset may hold (the largest, minisearch.js, holds 86 KB).
+MAX_ASSET_BYTES = 4 * 1024 * 1024
+#: The most characters of an entry's sections rendered as Markdown (the largest entry's sections hold 5 KB). Its
+#: inline rules cost tens of microseconds for each `[` or `*` (a link label is tried at every nesting level), so
+#: the 1 MiB an entry may hold would take minutes; a section past this budget is shown as text.
+MAX_MARKDOWN = 32 * 1024
+
+_WEB_SCHEMES = ("", "http", "https")  # "" is a relative link
+_MARKDOWN_SCHEMES = (*_WEB_SCHEMES, "mailto")
+_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+#: What no URL written into a page may hold: spaces and controls (a browser drops some of them, so that
+#: `java\tscript:` is `javascript:`), lone surrogates, and what would end an attribute or a tag.
+_URL_REFUSED = re.compile("[\x00-\x20\x7f-\x9f\ud800-\udfff\"'<>`\\\\]")
+#: What XML 1.0 does not allow (C0 controls but tab, newline and return; lone surrogates; U+FFFE, U+FFFF),
+#: and what HTML calls a parse error (DEL and C1 controls): each becomes U+FFFD.
+_NOT_TEXT = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+class SiteError(Exception):
+    """No site can be built from this data, or into this folder; the message says why."""
+
+
+def _text(value) -> str:
+    return _NOT_TEXT.sub("\ufffd", "" if value is None else str(value))
+
+
+def esc(value) -> str:
+    """Text for HTML (text or a quoted attribute) and for XML: the one way data reaches a page, a feed or a badge."""
+    return html.escape(_text(value), quote=True)
+
+
+def _url_scheme(url) -> str | None:
+    """A URL's scheme as a browser reads it, lowercased; "" for a relative URL; None for a URL that is not to be
+    written into a page at all (see _URL_REFUSED, or a colon before the first '/' that names no scheme)."""
+    if not isinstance(url, str) or _URL_REFUSED.search(url):
+        return None
+    found = _URL_SCHEME.match(url)
+    if found:
+        return found.group(1).lower()
+    return None if ":" in re.split(r"[/?#]", url, maxsplit=1)[0] else ""
 
 
 def _validate_link(url: str) -> bool:
-    """Only web, mail and relative links; never javascript:, data:, file: or the like."""
-    value = url.strip().lower()
-    if ":" not in value.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]:
-        return True  # relative, or a fragment
-    return value.startswith(_SAFE_SCHEMES)
+    """Markdown links: web, mail and relative ones; never javascript:, data:, file: or the like."""
+    return _url_scheme(url) in _MARKDOWN_SCHEMES
+
+
+def _link(url, text: str) -> str:
+    """`text` (HTML) as a link to `url` when that is an http(s) or relative URL, else as it is: the one way a URL
+    from data (a reference, an engine's repository, a permalink built from it) becomes a link."""
+    return f'<a href="{esc(url)}">{text}</a>' if _url_scheme(url) in _WEB_SCHEMES else text
+
+
+def _q(name: str, safe: str = "") -> str:
+    """A name as a part of a URL (a name that cannot be one is refused when its file is written)."""
+    return quote(name, safe=safe, errors="replace")
+
+
+def _json(data, indent: int | None = None) -> bytes:
+    """JSON as UTF-8; a lone surrogate (JSON can carry one, UTF-8 cannot) is written as its JSON escape."""
+    return json.dumps(data, indent=indent, ensure_ascii=False).encode("utf-8", "backslashreplace")
 
 
 def markdown_renderer() -> MarkdownIt:
@@ -58,8 +121,21 @@ def markdown_renderer() -> MarkdownIt:
     return md
 
 
-def esc(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+def url_problem(url, what: str, web_only: bool = False) -> str | None:
+    """Why `url` cannot be the site's base URL (a path from the root, or an http(s) URL with a host), or its
+    edit URL (`web_only`: http(s) only); None when it can."""
+    if not isinstance(url, str) or _URL_REFUSED.search(url):
+        return (f"{what} {url!r} may not hold spaces, control characters, quotes, '<', '>', '`' or a backslash")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    if parts is not None and parts.scheme.lower() in ("http", "https") and parts.netloc:
+        return None
+    if not web_only and parts is not None and not parts.scheme and url.startswith("/") and not url.startswith("//"):
+        return None
+    return f"{what} {url!r} must be " + (
+        "an http(s) URL" if web_only else "a path from the root (/...) or an http(s) URL")
 
 
 # --- data ------------------------------------------------------------------------------------
@@ -155,7 +231,7 @@ def load(kb: KB, entries: list[Entry], ledger: Ledger, base_url: str = "/", edit
 
 @dataclass
 class Page:
-    path: str  # relative to the output root, e.g. "entries/x/index.html"
+    path: tuple[str, ...]  # names from the output root, e.g. ("entries", "x", "index.html")
     title: str
     content: str
     description: str = ""
@@ -164,55 +240,148 @@ class Page:
 
     @property
     def root(self) -> str:
-        return self.fixed_root if self.fixed_root is not None else "../" * self.path.count("/")
+        return self.fixed_root if self.fixed_root is not None else "../" * (len(self.path) - 1)
 
     @property
     def url(self) -> str:
-        return self.path.removesuffix("index.html")
+        return "/".join(_q(name) for name in self.path).removesuffix("index.html")
 
 
 class Builder:
     def __init__(self, site: Site, templates: Path, assets: Path, out: Path) -> None:
         self.site = site
-        self.out = out
-        self.assets = assets
-        self.layout = Template((templates / "layout.html").read_text(encoding="utf-8"))
+        self.out = Path(out)
+        self.assets = Path(assets)
+        self.layout = Template(_read_file(Path(templates) / "layout.html").decode("utf-8"))
         self.md = markdown_renderer()
         self.pages: list[Page] = []
-        self.files: dict[str, str | bytes] = {}
+        self.files: list[tuple[tuple[str, ...], str | bytes]] = []
 
     # links, relative to a page
     @staticmethod
     def entry_url(entry_id: str) -> str:
-        return f"entries/{quote(entry_id)}/"
+        return f"entries/{_q(entry_id)}/"
 
     @staticmethod
     def release_url(engine: str, version: str) -> str:
-        return f"engines/{quote(engine)}/{quote(version)}/"
+        return f"engines/{_q(engine)}/{_q(version)}/"
+
+    def add(self, path: tuple[str, ...], data: str | bytes) -> None:
+        self.files.append((path, data))
 
     def write(self) -> None:
-        if self.out.exists():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
-        for page in self.pages:
-            text = self.layout.substitute(
-                title=esc(page.title), description=esc(page.description or page.title), root=page.root,
-                content=page.content, head=page.head, generated=esc(self.site.generated))
-            self._put(page.path, text)
-        for path, data in self.files.items():
+        """Every page and file into `out`. Every path is checked before anything is deleted, so a name from the
+        data that would leave the folder, or two files at one path, leave an earlier site as it was."""
+        outputs = [(page.path, self._render(page)) for page in self.pages] + self.files + self._assets()
+        seen: set[str] = set()
+        for path, _ in outputs:
+            relative = _relative(path)
+            inside(self.out, relative)
+            if relative in seen:
+                raise SiteError(f"two files of the site would be written at {relative!r}")
+            seen.add(relative)
+        self._empty_out()
+        self._put((MARKER,), MARKER_TEXT)
+        for path, data in outputs:
             self._put(path, data)
-        shutil.copytree(self.assets, self.out / "assets")
 
-    def _put(self, path: str, data: str | bytes) -> None:
-        target = self.out / path
+    def _render(self, page: Page) -> str:
+        return self.layout.substitute(
+            title=esc(page.title), description=esc(page.description or page.title), root=esc(page.root),
+            content=page.content, head=page.head, generated=esc(self.site.generated))
+
+    def _empty_out(self) -> None:
+        """`out` as an empty folder: created, found empty, or emptied when the site built it (it holds MARKER).
+        Never a link, and never a folder that holds the KB or a git checkout, marker or not (a pull request
+        can add a file of that name to the repository)."""
+        out = self.out
+        if out.is_symlink():
+            raise SiteError(f"{out} is a symbolic link; refusing to write through it: give --out a folder")
+        if out.exists() and not out.is_dir():
+            raise SiteError(f"{out} is not a folder; refusing to replace it: give another --out")
+        if out.is_dir() and any(out.iterdir()):
+            kb = self.site.kb.root.resolve()
+            if (out / ".git").exists() or out.resolve() in (kb, *kb.parents):
+                raise SiteError(f"{out} holds the knowledge base or a git checkout; refusing to delete it: "
+                                "give --out a folder of its own (default: _site)")
+            marker = out / MARKER
+            if marker.is_symlink() or not marker.is_file():
+                raise SiteError(f"{out} is not empty and was not built by `gotchas site` (it has no {MARKER}); "
+                                "refusing to delete it: give another --out, or empty the folder yourself")
+            shutil.rmtree(out)
+        out.mkdir(parents=True, exist_ok=True)
+
+    def _put(self, path: tuple[str, ...], data: str | bytes) -> None:
+        """The one way the site writes a file: under `out` (see safety.inside), and never over a file or a link."""
+        target = inside(self.out, _relative(path))
         target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            target.write_text(data, encoding="utf-8")
-        else:
-            target.write_bytes(data)
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o644)
+        except FileExistsError:  # two names one file system does not tell apart (`A` and `a` on macOS)
+            raise SiteError(f"two files of the site would be written at {target}") from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+    def _assets(self) -> list[tuple[tuple[str, ...], bytes]]:
+        """The site's scripts, styles and icons, read as regular files: a link among them, which would copy
+        whatever it points at into the published site, is refused."""
+        found = []
+
+        def walk(folder: Path, path: tuple[str, ...]) -> None:
+            if folder.is_symlink():
+                raise PathError(folder, "is a symbolic link; the site's assets must be files in the KB")
+            for item in sorted(os.scandir(folder), key=lambda e: e.name):
+                if item.is_symlink():
+                    raise PathError(item.path, "is a symbolic link; the site's assets must be files in the KB")
+                if item.is_dir(follow_symlinks=False):
+                    walk(Path(item.path), (*path, item.name))
+                else:
+                    found.append(((*path, item.name), _read_file(Path(item.path))))
+
+        walk(self.assets, ("assets",))
+        return found
+
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _relative(path: tuple[str, ...]) -> str:
+    """A path of the site from its names; a name (an entry id, a term, an engine key, a version) that holds a
+    '/' or a character no file name should hold is refused, whether or not it would leave the folder."""
+    for name in path:
+        if not isinstance(name, str) or "/" in name or _text(name) != name:
+            shown = "/".join(map(str, path))
+            raise PathError(repr(name), f"cannot name a file of the site ({shown!r}): a name is one part of a path, "
+                                        "without '/' or control characters")
+    return "/".join(path)
+
+
+def _read_file(path: Path) -> bytes:
+    """A template or an asset: a regular file (never through a link), of at most MAX_ASSET_BYTES."""
+    data = read_regular(path, MAX_ASSET_BYTES)
+    if len(data) > MAX_ASSET_BYTES:
+        raise SiteError(f"{path} is over {MAX_ASSET_BYTES} bytes; a template or an asset holds at most that")
+    return data
+
+
+def check(site: Site) -> None:
+    """Refuse data no site can be built from: a base URL that is no path or web URL, an edit URL that is no web
+    URL, two entries with one id (one would replace the other's page, badge and JSON)."""
+    problem = url_problem(site.base_url, "--base-url") or (
+        url_problem(site.edit_base, "--edit-url", web_only=True) if site.edit_base else None)
+    if problem:
+        raise SiteError(problem)
+    seen: dict[str, Entry] = {}
+    for entry in site.entries:
+        first = seen.setdefault(entry.id, entry)
+        if first is not entry:
+            raise SiteError(f"two entries have the id {entry.id!r}: {first.file!r} and {entry.file!r}; "
+                            "give each its own id (its file name without .md)")
 
 
 def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
+    check(site)
     builder = Builder(site, templates, assets, out)
     for render in (_index_page, _entry_pages, _vocabulary_pages, _engine_pages, _search, _feeds, _api, _badges,
                    _not_found, _sitemap):
@@ -269,11 +438,32 @@ def _strip(site: Site, entry: Entry, engine: str, root: str) -> str:
 
 
 def _permalink(engine: Engine, version: str, path: str, lines) -> str:
+    """Where a reader sees the code at a release; written as a link only when the repository is a web URL."""
     base = engine.repository.rstrip("/").removesuffix(".git")
     anchor = ""
     if lines:
         anchor = f"#L{lines[0]}" + (f"-L{lines[1]}" if lines[1] != lines[0] else "")
-    return f"{base}/blob/{quote(engine.tag(version))}/{quote(path)}{anchor}"
+    return f"{base}/blob/{_q(engine.tag(version))}/{_q(path, safe='/')}{anchor}"
+
+
+def _number(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _evidence(view: EngineView | None, key: str, version: str | None) -> dict | None:
+    """The excerpt the ledger's evidence file keeps for `key` (entry/check) at `version`, or None when it has
+    none of that release, or a record that is not one (the file is data: it is read, never trusted)."""
+    data = view.evidence if view else None
+    if not isinstance(data, dict) or data.get("version") != version or not isinstance(data.get("checks"), dict):
+        return None
+    found = data["checks"].get(key)
+    if not isinstance(found, dict):
+        return None
+    start, match, lines, path = found.get("start"), found.get("match"), found.get("lines"), found.get("path")
+    if not (_number(start) and isinstance(match, list) and len(match) == 2 and all(map(_number, match))
+            and isinstance(lines, list) and all(isinstance(line, str) for line in lines) and isinstance(path, str)):
+        return None
+    return {"start": start, "match": tuple(match), "lines": lines, "path": path}
 
 
 def _excerpt(evidence: dict | None) -> str:
@@ -288,9 +478,9 @@ def _excerpt(evidence: dict | None) -> str:
         cls = ' class="hit"' if hit else ""
         mark = '<span class="visually-hidden">matched: </span>' if hit else ""
         rows.append(f'<tr{cls}><th scope="row">{number}</th><td><code>{mark}{esc(line) or " "}</code></td></tr>')
-    label = f"{evidence['path']} lines {start} to {start + len(evidence['lines']) - 1}"
-    return (f'<div class="excerpt-wrap" tabindex="0" role="region" aria-label="{esc(label)}"><table class="excerpt"><caption class="visually-hidden">'
-            f'{esc(evidence["path"])} lines {start} to {start + len(evidence["lines"]) - 1}; matched lines {first} to {last} '
+    label = f'{esc(evidence["path"])} lines {start} to {start + len(evidence["lines"]) - 1}'
+    return (f'<div class="excerpt-wrap" tabindex="0" role="region" aria-label="{label}"><table class="excerpt">'
+            f'<caption class="visually-hidden">{label}; matched lines {first} to {last} '
             f'are highlighted</caption><tbody>{"".join(rows)}</tbody></table></div>')
 
 
@@ -298,7 +488,7 @@ def _where(record) -> str:
     text = esc(record.path)
     if record.lines:
         a, b = record.lines
-        text += f":{a}" + (f"–{b}" if b != a else "")
+        text += f":{esc(a)}" + (f"–{esc(b)}" if b != a else "")
     if record.symbol:
         text += f" in <code>{esc(record.symbol)}</code>"
     return text
@@ -325,7 +515,7 @@ def _entry_row(site: Site, entry: Entry, root: str) -> str:
     attrs = " ".join(f'data-{k}="{esc(v)}"' for k, v in data.items())
     return (f'<tr {attrs} data-status="{esc(" ".join(status_words))}"><td><a href="{root}{Builder.entry_url(entry.id)}">{esc(entry.title)}</a>'
             f'{" <span class=withdrawn>(withdrawn)</span>" if entry.withdrawn else ""}</td>'
-            f'<td><a href="{root}schemes/{quote(entry.scheme)}/">{esc(entry.scheme)}</a></td>'
+            f'<td><a href="{root}schemes/{_q(entry.scheme)}/">{esc(entry.scheme)}</a></td>'
             f'<td><ul class="plain">{"".join(statuses)}</ul></td></tr>')
 
 
@@ -350,10 +540,10 @@ def _index_page(b: Builder) -> None:
         pickers.append(f'<details class="picker-list"><summary>{esc(view.engine.name)} releases ({len(view.versions)})</summary>'
                        f'<ul class="versions">{links}</ul></details>')
         options.append({"engine": key, "name": view.engine.name, "versions": list(reversed(view.versions))})
-    schemes = "".join(f'<li><a href="schemes/{quote(t)}/">{esc(t)}</a></li>' for t in site.kb.schemes)
-    concepts = "".join(f'<li><a href="concepts/{quote(t)}/">{esc(t)}</a></li>' for t in site.kb.concepts
+    schemes = "".join(f'<li><a href="schemes/{_q(t)}/">{esc(t)}</a></li>' for t in site.kb.schemes)
+    concepts = "".join(f'<li><a href="concepts/{_q(t)}/">{esc(t)}</a></li>' for t in site.kb.concepts
                        if any(t in e.concepts for e in site.entries))
-    engines = "".join(f'<li><a href="engines/{quote(k)}/">{esc(v.engine.name)}</a></li>' for k, v in site.engines.items())
+    engines = "".join(f'<li><a href="engines/{_q(k)}/">{esc(v.engine.name)}</a></li>' for k, v in site.engines.items())
     status_lists = []
     for key, view in site.engines.items():
         for status in STATUSES:
@@ -394,7 +584,7 @@ def _index_page(b: Builder) -> None:
 <div><h3>By status</h3>{''.join(status_lists)}</div></nav>
 {_entries_table(site, site.entries, root, "entries-table")}
 </section>"""
-    b.pages.append(Page("index.html", "Gotchas of LLM serving engines", content,
+    b.pages.append(Page(("index.html",), "Gotchas of LLM serving engines", content,
                         "Operational gotchas of vLLM and SGLang, verified against every release."))
 
 
@@ -422,11 +612,19 @@ def _entry_pages(b: Builder) -> None:
                                 f' <span class="visually-hidden">(latest release: {esc(STATUS_WORDS.get(st.latest, st.latest))})</span></li>')
             strips.append(_strip(site, entry, engine, root))
         sections = []
+        budget = MAX_MARKDOWN
         for title, text in entry.sections.items():
             anchor = SECTION_IDS.get(title, _slug(title))
+            if len(text) <= budget:
+                budget -= len(text)
+                body = _demote_headings(b.md.render(_text(text)))
+            else:
+                body = (f"<p><em>Shown as written: an entry's sections are rendered as Markdown up to {MAX_MARKDOWN} "
+                        "characters in all, and this one goes past that.</em></p>"
+                        + "".join(f"<p>{esc(part)}</p>" for part in text.split("\n\n") if part.strip()))
             sections.append(f'<section aria-labelledby="{anchor}"><h2 id="{anchor}">{esc(title)} '
                             f'<a class="anchor" href="#{anchor}" aria-label="Link to {esc(title)}">#</a></h2>'
-                            f'{_demote_headings(b.md.render(text))}</section>')
+                            f'{body}</section>')
         checks = []
         for check in entry.checks:
             view = site.engines.get(check.engine)
@@ -435,16 +633,16 @@ def _entry_pages(b: Builder) -> None:
             record = site.record(entry, check.engine, version) if version else None
             verdict = record.checks.get(check.id) if record else None
             status = verdict.verdict if verdict else None
-            evidence = view.evidence["checks"].get(f"{entry.id}/{check.id}") if view and view.evidence.get("version") == version else None
+            evidence = _evidence(view, f"{entry.id}/{check.id}", version)
             where = ""
             if verdict and engine:
-                form = f" (form {verdict.form} of the check)" if verdict.form else ""
+                form = f" (form {esc(verdict.form)} of the check)" if verdict.form else ""
                 if verdict.verdict == MISSING:  # no link to a file the release does not have
                     where = f'<p class="where">{_where(verdict)} in {esc(engine.name)} {esc(version)}{form}</p>'
                 else:
                     link = _permalink(engine, version, verdict.path or check.path, verdict.lines)
                     where = (f'<p class="where">{_where(verdict)} in {esc(engine.name)} {esc(version)}{form} · '
-                             f'<a href="{esc(link)}">view at {esc(engine.tag(version))}</a></p>')
+                             f'{_link(link, f"view at {esc(engine.tag(version))}")}</p>')
             hint = ""
             if verdict and verdict.verdict != HOLDS:
                 meaning = VERDICT_MEANINGS.get(verdict.verdict, "")
@@ -461,7 +659,7 @@ def _entry_pages(b: Builder) -> None:
             matcher += f' <span class="key">file</span> <code>{esc(check.path)}</code></p>'
             checks.append(f'<li class="check" id="check-{esc(check.id)}"><h3>{_status_badge(status)} {esc(check.claim)}</h3>'
                           f'{matcher}{where}{hint}{_excerpt(evidence)}</li>')
-        references = "".join(f'<li><a href="{esc(u)}">{esc(u)}</a></li>' for u in entry.references)
+        references = "".join(f"<li>{_link(u, esc(u))}</li>" for u in entry.references)
         events = "".join(f"<li><time datetime=\"{esc(e.date.isoformat())}\">{esc(e.date.isoformat())}</time>: {esc(e.note)}</li>"
                          for e in entry.history)
         transitions = []
@@ -472,12 +670,12 @@ def _entry_pages(b: Builder) -> None:
                                    f"{esc(t.before_version)} ({_where(t.before)}) → "
                                    f"{esc(history.describe_verdict(t.after))} in "
                                    f"{esc(t.after_version)} ({_where(t.after)})</li>")
-        concepts = ", ".join(f'<a href="{root}concepts/{quote(c)}/">{esc(c)}</a>' for c in entry.concepts)
+        concepts = ", ".join(f'<a href="{root}concepts/{_q(c)}/">{esc(c)}</a>' for c in entry.concepts)
         withdrawn = (f'<p class="banner" role="note">Withdrawn on {esc(entry.withdrawn.isoformat())}: kept for the record; '
                      "do not rely on it.</p>" if entry.withdrawn else "")
         content = f"""<article>
 <h1>{esc(entry.title)}</h1>
-{withdrawn}<p class="meta">Scheme <a href="{root}schemes/{quote(entry.scheme)}/">{esc(entry.scheme)}</a> · Concepts {concepts} · <code>{esc(entry.id)}</code></p>
+{withdrawn}<p class="meta">Scheme <a href="{root}schemes/{_q(entry.scheme)}/">{esc(entry.scheme)}</a> · Concepts {concepts} · <code>{esc(entry.id)}</code></p>
 <section aria-labelledby="status"><h2 id="status">Status</h2><ul class="statuses">{''.join(status_items)}</ul>{''.join(strips)}</section>
 {''.join(sections)}
 <section aria-labelledby="evidence"><h2 id="evidence">Evidence <a class="anchor" href="#evidence" aria-label="Link to Evidence">#</a></h2>
@@ -486,16 +684,16 @@ def _entry_pages(b: Builder) -> None:
 {f'<section aria-labelledby="transitions"><h2 id="transitions">Transitions</h2><ul>{"".join(transitions)}</ul></section>' if transitions else ''}
 {f'<section aria-labelledby="references"><h2 id="references">References</h2><ul>{references}</ul></section>' if references else ''}
 {f'<section aria-labelledby="history"><h2 id="history">History</h2><ul>{events}</ul></section>' if events else ''}
-<p class="links"><a href="{root}api/entries/{quote(entry.id)}.json">JSON of this entry</a> · <a href="{root}badges/{quote(entry.id)}.svg">status badge</a>{_edit_link(site, entry)}</p>
+<p class="links"><a href="{root}api/entries/{_q(entry.id)}.json">JSON of this entry</a> · <a href="{root}badges/{_q(entry.id)}.svg">status badge</a>{_edit_link(site, entry)}</p>
 </article>"""
-        b.pages.append(Page(f"entries/{entry.id}/index.html", entry.title, content,
+        b.pages.append(Page(("entries", entry.id, "index.html"), entry.title, content,
                             entry.sections.get("Symptom", entry.title)[:300]))
 
 
 def _edit_link(site: Site, entry: Entry) -> str:
     if not site.edit_base:
         return ""
-    return f' · <a href="{esc(site.edit_base)}gotchas/{quote(entry.id)}.md">edit on GitHub</a>'
+    return " · " + _link(f"{site.edit_base}gotchas/{_q(entry.id)}.md", "edit on GitHub")
 
 
 def _demote_headings(rendered: str) -> str:
@@ -512,11 +710,11 @@ def _vocabulary_pages(b: Builder) -> None:
         items = []
         for term, description in terms.items():
             members = [e for e in site.entries if (term in e.concepts if attr == "concepts" else e.scheme == term)]
-            items.append(f'<li><a href="{quote(term)}/">{esc(term)}</a> ({len(members)}): {esc(description)}</li>')
+            items.append(f'<li><a href="{_q(term)}/">{esc(term)}</a> ({len(members)}): {esc(description)}</li>')
             content = (f"<h1>{esc(kind[:-1].capitalize())}: {esc(term)}</h1><p class=\"lead\">{esc(description)}</p>"
                        f"{_entries_table(site, members, '../../')}")
-            b.pages.append(Page(f"{kind}/{term}/index.html", f"{kind[:-1].capitalize()} {term}", content, description))
-        b.pages.append(Page(f"{kind}/index.html", kind.capitalize(),
+            b.pages.append(Page((kind, term, "index.html"), f"{kind[:-1].capitalize()} {term}", content, description))
+        b.pages.append(Page((kind, "index.html"), kind.capitalize(),
                             f"<h1>{esc(kind.capitalize())}</h1><ul>{''.join(items)}</ul>"))
 
 
@@ -529,7 +727,7 @@ def _engine_pages(b: Builder) -> None:
         for version in view.versions:
             record = view.ledger.releases[version]
             counts = {s: sum(1 for e in record.entries.values() if e.status == s) for s in STATUSES}
-            rows.append(f'<tr><td><a href="{quote(version)}/">{esc(version)}</a></td><td>{esc(record.date or "")}</td>'
+            rows.append(f'<tr><td><a href="{_q(version)}/">{esc(version)}</a></td><td>{esc(record.date or "")}</td>'
                         + "".join(f"<td>{counts[s]}</td>" for s in (HOLDS, UNVERIFIED, CHANGED, NOT_AFFECTED)) + "</tr>")
             _release_page(b, key, view, version, previous)
             previous = version
@@ -537,14 +735,15 @@ def _engine_pages(b: Builder) -> None:
                  '<th scope="col">Entries that hold</th><th scope="col">Unverified</th><th scope="col">Changed</th>'
                  '<th scope="col">Not affected</th></tr></thead>'
                  f"<tbody>{''.join(reversed(rows))}</tbody></table>") if rows else "<p>No release verified yet.</p>"
-        b.pages.append(Page(f"engines/{key}/index.html", f"{view.engine.name} releases",
+        b.pages.append(Page(("engines", key, "index.html"), f"{view.engine.name} releases",
                             f"<h1>{esc(view.engine.name)} releases</h1><p>Package <code>{esc(view.engine.package)}</code>, "
-                            f'repository <a href="{esc(view.engine.repository)}">{esc(view.engine.repository)}</a>. '
-                            f'Atom feeds: <a href="../../feeds/{quote(key)}.xml">status changes</a>, '
-                            f'<a href="../../feeds/{quote(key)}-entries.xml">new entries</a>.</p>{table}'))
-        overview.append(f'<li><a href="{quote(key)}/">{esc(view.engine.name)}</a>: {len(view.versions)} releases verified'
+                            f'repository {_link(view.engine.repository, esc(view.engine.repository))}. '
+                            f'Atom feeds: <a href="../../feeds/{_q(key)}.xml">status changes</a>, '
+                            f'<a href="../../feeds/{_q(key)}-entries.xml">new entries</a>.</p>{table}'))
+        overview.append(f'<li><a href="{_q(key)}/">{esc(view.engine.name)}</a>: {len(view.versions)} releases verified'
                         + (f", latest {esc(view.latest)}" if view.latest else "") + "</li>")
-    b.pages.append(Page("engines/index.html", "Engines", f"<h1>Engines and releases</h1><ul>{''.join(overview)}</ul>"))
+    b.pages.append(Page(("engines", "index.html"), "Engines",
+                        f"<h1>Engines and releases</h1><ul>{''.join(overview)}</ul>"))
 
 
 #: The sections of a release page, by entry status: what each says to an operator.
@@ -552,8 +751,8 @@ _RELEASE_SECTIONS = (
     (HOLDS, "bite", "These gotchas bite {version}",
      "Every claim of the entry holds in this release's code."),
     (UNVERIFIED, "unverified", "Unverified in {version}",
-     "Not every claim could be checked here (its code is not where the check looks, or could not be read); "
-     "none is contradicted. Do not read this as \"does not apply\"."),
+     ("Not every claim could be checked here (its code is not where the check looks, or could not be read); "
+      "none is contradicted. Do not read this as \"does not apply\".")),
     (CHANGED, "changed", "Changed in {version}",
      "A claim is contradicted by this release's code: the gotcha may be gone or different."),
     (NOT_AFFECTED, "not-affected", "Not affected in {version}",
@@ -586,7 +785,7 @@ def _release_page(b: Builder, key: str, view: EngineView, version: str, previous
             code = ""
             if verdict.verdict != MISSING:  # no link to a file the release does not have
                 link = _permalink(engine, version, verdict.path or check.path, verdict.lines)
-                code = f' · <a href="{esc(link)}">code at {esc(engine.tag(version))}</a>'
+                code = " · " + _link(link, f"code at {esc(engine.tag(version))}")
             checks.append(f'<li>{_status_badge(verdict.verdict)}{reason} {esc(check.claim)} '
                           f'<span class="where">{_where(verdict)}{code}</span></li>')
         held, total = result.verified
@@ -596,7 +795,7 @@ def _release_page(b: Builder, key: str, view: EngineView, version: str, previous
                 f'<ul class="checks-brief">{"".join(checks)}</ul></li>')
         groups.setdefault(result.status, []).append(item)
     nav = f'<p><a href="../">All {esc(engine.name)} releases</a>' + (
-        f' · previous: <a href="../{quote(previous)}/">{esc(previous)}</a>' if previous else "") + "</p>"
+        f' · previous: <a href="../{_q(previous)}/">{esc(previous)}</a>' if previous else "") + "</p>"
     sections = []
     for status, anchor, heading, meaning in _RELEASE_SECTIONS:
         items = groups.get(status, [])
@@ -610,12 +809,18 @@ def _release_page(b: Builder, key: str, view: EngineView, version: str, previous
 {sections[0]}
 <section aria-labelledby="changed-since"><h2 id="changed-since">Changed status since {esc(previous or 'the first verified release')} ({len(changed_since)})</h2><ul>{''.join(changed_since) or '<li>None.</li>'}</ul></section>
 {''.join(sections[1:])}"""
-    b.pages.append(Page(f"engines/{key}/{version}/index.html", f"Gotchas in {engine.name} {version}", content))
+    b.pages.append(Page(("engines", key, version, "index.html"), f"Gotchas in {engine.name} {version}", content))
 
 
 def _plain(markdown: str) -> str:
+    """Markdown as words for search and feeds: code spans and link texts kept, link targets dropped.
+
+    A link's text stops at the next `[` and its target at the next `(` (but one pair inside): a match that fails
+    ends where the next one starts, and the pass is linear. A text that ran on past `[` made 100 KB of `[` take
+    minutes.
+    """
     text = re.sub(r"`([^`]*)`", r"\1", markdown)
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)", r"\1", text)
     return re.sub(r"[*_>#]+", " ", text)
 
 
@@ -642,7 +847,7 @@ def _search(b: Builder) -> None:
             "text": " ".join(_plain(entry.sections.get(s, "")) for s in ("Root cause", "Workaround", "Notes")),
             "identifiers": " ".join(_identifiers(entry)),
         })
-    b.files["search/documents.json"] = json.dumps(documents, ensure_ascii=False)
+    b.add(("search", "documents.json"), _json(documents))
     content = """<h1>Search</h1>
 <form class="search-form" id="search-form" role="search" aria-label="Search the gotchas">
 <label for="search-input">Search titles, symptoms, flags and identifiers</label>
@@ -652,7 +857,7 @@ def _search(b: Builder) -> None:
 <noscript><p>Search needs JavaScript. Without it, browse the <a href="../">entries</a>, <a href="../concepts/">concepts</a> and <a href="../schemes/">schemes</a>.</p></noscript>
 <p id="search-status" role="status" aria-live="polite"></p>
 <ol id="search-results" class="search-results"></ol>"""
-    b.pages.append(Page("search/index.html", "Search", content,
+    b.pages.append(Page(("search", "index.html"), "Search", content,
                         head='<script src="../assets/vendor/minisearch.js" defer></script>\n'))
 
 
@@ -689,12 +894,12 @@ def _feeds(b: Builder) -> None:
                             "updated": _timestamp(first.isoformat() if first else None, site.generated),
                             "summary": _plain(entry.sections.get("Symptom", ""))[:500]})
     new_entries.sort(key=lambda i: i["updated"], reverse=True)
-    b.files["feeds/entries.xml"] = _atom("gotchas: new entries", f"{base}feeds/entries.xml", base, new_entries,
-                                         site.generated)
+    b.add(("feeds", "entries.xml"),
+          _atom("gotchas: new entries", f"{base}feeds/entries.xml", base, new_entries, site.generated))
     for key, view in site.engines.items():
         mine = [n for n in new_entries if key in n["engines"]]
-        b.files[f"feeds/{key}-entries.xml"] = _atom(f"gotchas: new {view.engine.name} entries",
-                                                    f"{base}feeds/{key}-entries.xml", base, mine, site.generated)
+        b.add(("feeds", f"{key}-entries.xml"), _atom(f"gotchas: new {view.engine.name} entries",
+                                                     f"{base}feeds/{_q(key)}-entries.xml", base, mine, site.generated))
     by_engine: dict[str, list[dict]] = {}
     for key, view in site.engines.items():
         changes = history.status_changes(view.ledger, view.versions)
@@ -705,7 +910,7 @@ def _feeds(b: Builder) -> None:
             date = view.ledger.releases[c.after_version].date
             by_engine.setdefault(key, []).append({
                 "title": f"{view.engine.name} {c.after_version}: {entry.title} — {c.before} → {c.after}",
-                "id": f"{base}{Builder.release_url(key, c.after_version)}#{entry.id}",
+                "id": f"{base}{Builder.release_url(key, c.after_version)}#{_q(entry.id)}",
                 "link": f"{base}{Builder.release_url(key, c.after_version)}",
                 "updated": _timestamp(date, site.generated),
                 "summary": "; ".join(t.summary for t in c.checks) or f"{c.before} in {c.before_version}, {c.after} in {c.after_version}",
@@ -716,11 +921,11 @@ def _feeds(b: Builder) -> None:
         everything.extend(items)
     for key in site.engines:
         items = by_engine.get(key, [])
-        b.files[f"feeds/{key}.xml"] = _atom(f"gotchas: {site.engines[key].engine.name} status changes",
-                                            f"{base}feeds/{key}.xml", base, items, site.generated)
+        b.add(("feeds", f"{key}.xml"), _atom(f"gotchas: {site.engines[key].engine.name} status changes",
+                                             f"{base}feeds/{_q(key)}.xml", base, items, site.generated))
     everything.sort(key=lambda i: i["updated"], reverse=True)
-    b.files["feeds/changes.xml"] = _atom("gotchas: status changes", f"{base}feeds/changes.xml", base, everything,
-                                         site.generated)
+    b.add(("feeds", "changes.xml"),
+          _atom("gotchas: status changes", f"{base}feeds/changes.xml", base, everything, site.generated))
 
 
 def entry_json(site: Site, entry: Entry) -> dict:
@@ -746,7 +951,7 @@ def _api(b: Builder) -> None:
     site = b.site
     entries = [entry_json(site, e) for e in site.entries]
     for data in entries:
-        b.files[f"api/entries/{data['id']}.json"] = json.dumps(data, indent=1, ensure_ascii=False)
+        b.add(("api", "entries", f"{data['id']}.json"), _json(data, indent=1))
     kb = {
         "format": 2, "generated": site.generated, "verifier": __version__,
         "engines": {k: {"name": v.engine.name, "package": v.engine.package, "repository": v.engine.repository,
@@ -754,8 +959,8 @@ def _api(b: Builder) -> None:
                     for k, v in site.engines.items()},
         "schemes": site.kb.schemes, "concepts": site.kb.concepts, "entries": entries,
     }
-    b.files["api/kb.json"] = json.dumps(kb, indent=1, ensure_ascii=False)
-    b.files["api/kb.schema.json"] = json.dumps(KB_JSON_SCHEMA, indent=1)
+    b.add(("api", "kb.json"), _json(kb, indent=1))
+    b.add(("api", "kb.schema.json"), _json(KB_JSON_SCHEMA, indent=1))
 
 
 _STATUS_ENUM = {"enum": [*STATUSES, None]}
@@ -831,18 +1036,18 @@ def _badges(b: Builder) -> None:
     site = b.site
     for entry in site.entries:
         parts = [(site.kb.engines[e].name if e in site.kb.engines else e, site.status(entry, e).latest) for e in entry.engines]
-        b.files[f"badges/{entry.id}.svg"] = _badge_svg("gotcha", parts)
+        b.add(("badges", f"{entry.id}.svg"), _badge_svg("gotcha", parts))
 
 
 def _not_found(b: Builder) -> None:
     base = b.site.base_url
-    content = (f'<h1>Page not found</h1><p>Nothing lives at this address. Try the <a href="{esc(base)}">list of entries</a> '
-               f'or <a href="{esc(base)}search/">search</a>.</p>')
-    b.pages.append(Page("404.html", "Page not found", content, fixed_root=base))
+    content = (f'<h1>Page not found</h1><p>Nothing lives at this address. Try the {_link(base, "list of entries")} '
+               f'or {_link(base + "search/", "search")}.</p>')
+    b.pages.append(Page(("404.html",), "Page not found", content, fixed_root=base))
 
 
 def _sitemap(b: Builder) -> None:
     base = b.site.base_url
-    urls = "".join(f"<url><loc>{esc(base + p.url)}</loc></url>" for p in b.pages if p.path != "404.html")
-    b.files["sitemap.xml"] = ('<?xml version="1.0" encoding="utf-8"?>\n'
-                              f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>\n')
+    urls = "".join(f"<url><loc>{esc(base + p.url)}</loc></url>" for p in b.pages if p.path != ("404.html",))
+    b.add(("sitemap.xml",), '<?xml version="1.0" encoding="utf-8"?>\n'
+                            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>\n')
