@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier import kb as kb_module, site
+from verifier import kb as kb_module, report, site
 from verifier.entries import parse_entry
 from verifier.kb import Engine
-from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, ReleaseRecord
+from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, Ledger, ReleaseRecord
 from verifier.safety import PathError
 
 from .conftest import REPO, VALID_ENTRY, run_cli
@@ -299,6 +299,62 @@ def test_control_characters_give_well_formed_feeds_sitemap_and_badges(kb_dir, tm
     ET.parse(out / "badges" / "ops-example.svg")
     page = (out / "entries" / "ops-example" / "index.html").read_text(encoding="utf-8")
     assert "\x1b" not in page and "\x00" not in page
+
+
+def _ledger_with(folder: Path, hint: str) -> None:
+    """A ledger whose check verdict carries `hint`, written as JSON escapes it (so a lone surrogate survives)."""
+    record = CheckRecord("changed", "not-found", 0, "pkg/sched.py", hint="PLACEHOLDER")
+    ledger = EngineLedger("vllm", {
+        "0.1.0": ReleaseRecord("2024-01-01", "sha256:a", "pypi", "t", "0.5.0",
+                               {"ops-example": EntryRecord("holds", {"zero": HOLDS, "metric": METRIC})}),
+        "0.2.0": ReleaseRecord("2024-02-01", "sha256:b", "pypi", "t", "0.5.0",
+                               {"ops-example": EntryRecord("changed", {"zero": record, "metric": METRIC})})})
+    (folder / "ledger").mkdir(exist_ok=True)
+    text = ledger.to_text().replace('"PLACEHOLDER"', json.dumps(hint))
+    (folder / "ledger" / "vllm.json").write_text(text, encoding="utf-8")
+    assert Ledger(folder / "ledger").load("vllm").releases["0.2.0"].entries["ops-example"].checks["zero"].hint == hint
+
+
+def _controls(text: str) -> list[str]:
+    """The characters a terminal acts on, or that cannot be printed: C0 but tab and newline, DEL, C1, surrogates,
+    bidirectional overrides."""
+    return [c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
+            or 0xd800 <= ord(c) <= 0xdfff or c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"]
+
+
+def test_show_prints_no_terminal_control_sequence_from_the_ledger(kb_dir, monkeypatch, capsys):
+    _ledger_with(kb_dir, "\x1b[2Jrun rm -rf /\x07 \x9b31m \ud800 \u202e")
+    monkeypatch.chdir(kb_dir)
+    code, out, err = run_cli(capsys, "show", "ops-example")
+    assert code == 0, err
+    assert _controls(out + err) == []
+    assert "run rm -rf /" in out and "\\x1b[2J" in out  # the data is shown, its controls made visible
+
+
+def test_show_prints_no_terminal_control_sequence_from_an_entry(kb_dir, monkeypatch, capsys):
+    """The title's escapes are YAML's: a UTF-8 file can hold ESC, BEL, NEL and the rest."""
+    title = r'"\e]0;owned\a\e[2J\e[1;1H fake \x9b31m \N \u202e"'
+    (kb_dir / "gotchas" / "ops-example.md").write_text(
+        VALID_ENTRY.replace("title: An example gotcha that is well-formed", f"title: {title}"))
+    monkeypatch.chdir(kb_dir)
+    _, out, err = run_cli(capsys, "show", "ops-example")  # shown, or refused by the loader: never acted on
+    assert _controls(out + err) == []
+    assert "fake" in out + err
+
+
+def test_text_reports_print_no_terminal_control_sequence():
+    from verifier.model import Check, CheckResult, Diagnostic, Release, Verdict
+
+    check = Check(id="zero", claim="c", engine="vllm", path="pkg/\x1b[2Jsched.py", matcher="contains", pattern="x",
+                  line=3)
+    result = CheckResult("ops-\x1b]0;x\x07", check, Release("vllm", "0.1.0"),
+                         Verdict("changed", "not-found", message="gone \x1b[31m\x9b", hint="\x1bc"), "gotchas/e.md")
+    diagnostic = Diagnostic("gotchas/e.md", 1, "G201", "unknown field '\x1b[5m'")
+    for fmt in ("text", "github"):
+        printed = report.render(fmt, [diagnostic], [result])
+        assert _controls(printed) == [], fmt
+        assert "\\x1b" in printed, fmt
+    ET.fromstring(report.render("junit", [diagnostic], [result]).split("\n", 1)[1])
 
 
 # --- 4. --base-url --------------------------------------------------------------------------------------------

@@ -470,7 +470,7 @@ def run_show(args) -> int:
     loaded = load_entry(path, display=_display(kb, path))
     if loaded.entry is None:
         for d in loaded.diagnostics:
-            print(d)
+            print(report.terminal(str(d)))
         return EXIT_FINDINGS
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     try:

@@ -1,8 +1,13 @@
-"""Presenting lint diagnostics and check results: text, JSON, GitHub workflow annotations."""
+"""Presenting lint diagnostics and check results: text, JSON, GitHub workflow annotations.
+
+Text for a terminal (and for a workflow's log, which renders ANSI sequences) goes through `terminal`, once per
+output: data (a title, a ledger's hint, a path) can hold ESC and the rest, and a terminal acts on them.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -11,12 +16,38 @@ from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Diagnostic, befo
 
 FORMATS = ("text", "json", "github", "markdown", "junit")
 
+#: What a terminal acts on or cannot print: C0 controls but tab (and newline, where lines are kept), DEL, C1
+#: controls (ESC and CSI begin the sequences that move the cursor, clear the screen or retitle the window), lone
+#: surrogates (which no encoding prints), and the bidirectional controls that reorder what is shown.
+_NOT_PRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+#: What XML 1.0 does not allow: C0 controls but tab, newline and return; lone surrogates; U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal(text: str, lines: bool = True) -> str:
+    """`text` safe to print: each control character shown as its escape (`\\x1b`), never acted on. With `lines`,
+    newlines are kept (`text` is several lines); without, `text` is one line and a newline in it is shown too."""
+    if lines:
+        return "\n".join(_NOT_PRINTABLE.sub(_visible, line) for line in text.split("\n"))
+    return _NOT_PRINTABLE.sub(_visible, text)
+
+
+def _terminal_lines(out: Sequence[str]) -> str:
+    """Lines built from data, each one line whatever the data holds, as one text ending in a newline."""
+    return "\n".join(terminal(line, lines=False) for line in out) + "\n"
+
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult],
            notes: Sequence[str] = (), entries: int = 0) -> str:
     """The whole report; `entries` is how many entry files were read."""
     renderers = {"text": text, "json": as_json, "github": github, "markdown": check_markdown, "junit": junit}
-    return renderers[fmt](diagnostics, results, notes, entries)
+    found = renderers[fmt](diagnostics, results, notes, entries)
+    return terminal(found) if fmt in ("text", "github") else found
 
 
 _ICONS = {HOLDS: "✅", CHANGED: "❌", MISSING: "❔", ERROR: "⚠️"}
@@ -81,7 +112,8 @@ def junit(diagnostics, results, notes=(), entries=0) -> str:
     suites.set("tests", str(total))
     suites.set("failures", str(len(diagnostics) + sum(1 for r in results if r.verdict.status in (CHANGED, MISSING))))
     suites.set("errors", str(sum(1 for r in results if r.verdict.status == ERROR)))
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    written = ET.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + _NOT_XML.sub("\ufffd", written) + "\n"
 
 
 def summary(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], entries: int) -> str:
@@ -180,6 +212,10 @@ def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, si
         return as_json(diagnostics, results)
     if fmt == "markdown":
         return run_markdown(kb, runs, changes, diagnostics, notes, site_url, problems)
+    return terminal(_run_text(kb, runs, changes, diagnostics, notes, entries, problems, results))
+
+
+def _run_text(kb, runs, changes, diagnostics, notes, entries, problems, results) -> str:
     out = [f"  {d}" for d in diagnostics]
     if diagnostics:
         out.insert(0, "Lint:")
@@ -343,7 +379,7 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
         if problems:
             out.append("  releases that contradict `introduced` or `fixed`:")
             out.extend(f"    {p}" for p in problems)
-    return "\n".join(out) + "\n"
+    return _terminal_lines(out)
 
 
 def _check_history(ledger, entry: str, check: str) -> str:
@@ -453,7 +489,7 @@ def trace_text(kb, entry, traces) -> str:
             out.append(f"  later: {', '.join(f'{check} from {start}' for check, start in later)}. The entry holds only "
                        "where all its checks do: a claim that arrived after the gotcha needs an earlier form, or its "
                        "own `since`, so that it does not cut the gotcha's range")
-    return "\n".join(out) + "\n"
+    return terminal("\n".join(out)) + "\n"
 
 
 # --- mutate ---------------------------------------------------------------------------------------------
@@ -505,7 +541,7 @@ def mutate_report(fmt: str, kb, reports) -> str:
     out.append(f"{len(reports)} entr{'y' if len(reports) == 1 else 'ies'} x engine: meaning mutants caught "
                f"{caught} of {total}{share}; reformats that changed a verdict: {flips}"
                + (f" (and {bound} of checks that compare code as written)" if bound else ""))
-    return "\n".join(out) + "\n"
+    return terminal("\n".join(out)) + "\n"
 
 
 def mutate_github(reports) -> str:
@@ -526,4 +562,4 @@ def mutate_github(reports) -> str:
                                       + ("it compares code as written (a regex, or a fragment that is not Python); "
                                          "write it as code, which a reformat cannot break" if bound else
                                          "a reformat must never change a verdict (a bug of the verifier)")))
-    return "\n".join(out) + ("\n" if out else "")
+    return terminal("\n".join(out)) + ("\n" if out else "")
