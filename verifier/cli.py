@@ -705,9 +705,7 @@ def run_site(args) -> int:
     from .safety import PathError, inside
 
     kb = _kb(args)
-    loaded, diagnostics, entries = _load(kb, [])
-    for d in diagnostics:
-        print(f"warning: {d}", file=sys.stderr)
+    loaded, diagnostics, entries = _load_clean(kb, [])
     edit = args.edit_url
     if edit is None and os.environ.get("GITHUB_REPOSITORY"):
         server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
