@@ -209,6 +209,7 @@ class Scheduler:
         prepared = []
         while self.waiting:
             request = self.waiting.pop()
+            # past rare_limit, stop (the longest name in a comment of its own line: no statement to run from)
             if len(prepared) >= self.rare_limit:
                 self.waiting.append(request)
                 break

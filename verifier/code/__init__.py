@@ -286,6 +286,8 @@ class SourceFile:
         regions: dict[tuple[int, int], Scope] = {}
         for m in re.compile(r"\b" + re.escape(rarest) + r"\b").finditer(self.text, scope.start, scope.end):
             statement = _python.statement_at(self.root, self.byte(m.start()))
+            if statement is not None and statement.type == "comment":
+                continue  # the name in a comment of its own line: no code there, and no statement to run from
             if statement is not None and shape is not None:
                 statement = _python.enclosing_statement(statement, shape[0])
             if statement is None:
