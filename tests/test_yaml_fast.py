@@ -4,7 +4,9 @@
 `_load_checked` (the path every problem takes; the corpus tests pin what it
 reports): every input must give the same nodes (values with their types, lines,
 columns, key lines, raw text) or the same YAMLProblem (message, line, column,
-code), with libyaml and with the pure-Python fallback.
+code), with libyaml and with the pure-Python fallback. (One change since: it
+refuses nesting deeper than `_MAX_DEPTH` where the nesting starts, while it reads
+the events, rather than after reading all of them; tests/test_bounds.py.)
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ _SAFE_TAGS = {
     "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map",
 }
 _STR = "tag:yaml.org,2002:str"
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _NULL = "tag:yaml.org,2002:null"
 _MAX_DEPTH = 32
 
@@ -197,10 +198,22 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
 
 
 def _load_checked(text: str, first_line: int) -> Node | None:
-    """The pure-Python loader, two passes: it reports every problem, with the lines users see."""
+    """The pure-Python loader, two passes: it reports every problem, with the lines users see.
+
+    The first pass also refuses nesting deeper than _MAX_DEPTH where it starts, as `_convert` would, without
+    reading further: PyYAML's scanner costs time in proportion to the nesting on every token (1 MiB of `[`
+    took hours), and the nodes of the second pass would nest as deep as the text.
+    """
     offset = first_line - 1
     try:
+        # per open collection: None for a sequence; for a mapping, whether its next node is a key (a key is
+        # not counted a level deeper, as in `_convert`)
+        open_collections: list[bool | None] = []
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            kind = type(event)
+            if kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
+                open_collections.pop()
+                continue
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise YAMLProblem("anchors and aliases (&, *) are not allowed",
                                   event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
@@ -208,6 +221,17 @@ def _load_checked(text: str, first_line: int) -> Node | None:
             if tag is not None and tag != "!":
                 raise YAMLProblem(f"explicit YAML tags ({tag}) are not allowed",
                                   event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
+            if kind in _NODE_EVENTS:
+                key = bool(open_collections) and open_collections[-1]
+                if open_collections and open_collections[-1] is not None:
+                    open_collections[-1] = not key
+                if not key and len(open_collections) > _MAX_DEPTH:
+                    raise YAMLProblem("YAML nests too deeply", event.start_mark.line + 1 + offset,
+                                      event.start_mark.column + 1)
+                if kind is yaml.MappingStartEvent:
+                    open_collections.append(True)
+                elif kind is yaml.SequenceStartEvent:
+                    open_collections.append(None)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
