@@ -13,13 +13,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from contextlib import contextmanager
 
 import pytest
 
 from verifier import _yaml, lint
 from verifier import kb as kb_module
-from verifier.code import SourceFile
+from verifier.code import Fragment, SourceFile, _bounded
 from verifier.entries import parse_entry
 from verifier.evaluate import evaluate_source
 from verifier.matchers import REGISTRY
@@ -84,6 +85,77 @@ def lint_messages(kb_root, front: str) -> list[str]:
     return [f"{d.code} {d.message}" for d in lint.lint(loaded, kb_module.load(kb_root))]
 
 
+# -- 1. regular expressions that are cheap to write and expensive to compile --------------------------------
+
+COMPILE_BOMBS = [
+    "(?:(?:(?:a{1000}){1000}){1000})",  # a billion nodes: all the memory there is
+    "(?:a{1000}){1000}",  # a million: 270 MB and a second
+    "[ab]{300000}",  # one repeat is unrolled too
+    "(?x)(?:a{ 1 0 0 0 }){ 1 0 0 0 }",  # verbose: spaces inside the braces still count
+    "(?:a{1000}b{1000}){300}",  # a sequence inside multiplies as a whole
+    "x{4294967294}",  # the largest count `regex` takes
+    "(?:(?:a{1000}){1000}){e<=1}",  # fuzzy: the same unrolling underneath
+]
+
+
+@pytest.mark.parametrize("pattern", COMPILE_BOMBS)
+def test_a_regex_expensive_to_compile_is_an_error_of_the_check_and_costs_nothing(pattern):
+    started = time.monotonic()
+    verdict = isolated(EVALUATE.format(matcher="matches", pattern=pattern, source="x = 1\n"), seconds=60,
+                       memory=400 << 20)
+    assert time.monotonic() - started < 30
+    assert (verdict["verdict"], verdict["reason"]) == ("error", "invalid")
+    assert "counted repeats" in verdict["message"]
+
+
+def test_a_regex_expensive_to_compile_is_a_lint_diagnostic(kb_root):
+    found = isolated(f"""\
+        import json
+        from verifier.matchers import REGISTRY
+        print(json.dumps(REGISTRY["matches"].validate({COMPILE_BOMBS[0]!r})))
+        """, memory=400 << 20)
+    assert found[0] == "G307" and "counted repeats" in found[1]
+    front = f"  - id: bomb\n    claim: c\n    path: pkg/sched.py\n    matches: '{COMPILE_BOMBS[1]}'\n"
+    assert [m for m in lint_messages(kb_root, front) if m.startswith("G307") and "counted repeats" in m]
+
+
+def test_a_regex_longer_than_its_bound_is_refused_before_it_is_parsed():
+    pattern = "|".join(f"w{i}" for i in range(200_000))  # a megabyte: parsing alone took half a minute
+    with within(10):
+        verdict = run("x = 1\n", matches=pattern)
+    assert (verdict.status, verdict.reason) == ("error", "invalid")
+    assert f"at most {_bounded.REGEX_MAX_LENGTH}" in verdict.message
+
+
+@pytest.mark.parametrize("pattern,small", [
+    ("(?:a{1000}){1000}", False),
+    ("(?:a{0,1000}){1000}", True),  # only the minimum count is unrolled
+    ("(?:a{1000}){0,1000}", True),
+    ("\\s{1,100000}", True),
+    ("[0-9a-f]{64}", True),
+    ("(?:a{100}){101}", False),
+    (r"self\.max_req_len\s*-\s*(input_len|len\(req\.origin_input_ids\))\s*-\s*1", True),
+])
+def test_the_expanded_size_multiplies_the_minimum_counts_of_nested_repeats(pattern, small):
+    size = _bounded.regex_expansion(pattern, 10 ** 9)
+    assert (size <= _bounded.REGEX_MAX_EXPANSION) == small, size
+
+
+def test_the_kbs_regular_expressions_are_well_within_the_bounds():
+    from verifier.entries import load_entry
+
+    from .conftest import REPO
+
+    entries = [load_entry(path).entry for path in sorted((REPO / "gotchas").glob("*.md"))]
+    patterns = [form.pattern for entry in entries if entry for check in entry.checks for form in check.forms
+                if form.matcher == "matches"]
+    assert patterns
+    for pattern in patterns:
+        assert len(pattern) * 5 <= _bounded.REGEX_MAX_LENGTH
+        assert _bounded.regex_expansion(pattern, 10 ** 9) * 10 <= _bounded.REGEX_MAX_EXPANSION
+        _bounded.compile_regex(pattern)
+
+
 # -- 2. deeply nested YAML -------------------------------------------------------------------------------------
 
 _MEBIBYTE = 1024 * 1024
@@ -117,3 +189,94 @@ def test_nesting_is_reported_where_it_passes_the_bound_whatever_follows():
     deepest = text.split("\n").index("  " * 33 + "k33:") + 1  # the mapping 33 levels down starts at its key
     assert (raised.value.message, raised.value.line) == ("YAML nests too deeply", deepest + 1)  # from line 2
     _yaml.load("a: " + "[" * 32 + "]" * 32 + "\n")  # 32 levels are fine
+
+
+
+# -- 3. tree-sitter queries ----------------------------------------------------------------------------------
+
+LARGE = "def f():\n" + "    x = (a, b, c, d, e, f, g)\n" * 5000
+SLOW_QUERY = "(tuple " + " ".join(f"(_)? @a{i}" for i in range(7)) + ")"  # 70 characters; minutes on LARGE
+
+
+def test_a_query_that_runs_long_is_stopped_at_its_cpu_bound():
+    started = time.monotonic()
+    verdict = isolated(EVALUATE.format(matcher="query", pattern=SLOW_QUERY, source=LARGE), seconds=90)
+    assert time.monotonic() - started < 80
+    assert (verdict["verdict"], verdict["reason"]) == ("error", "invalid")
+    assert f"longer than {_bounded.QUERY_SECONDS:g} s of CPU" in verdict["message"]
+
+
+def test_a_query_past_its_memory_is_an_error_of_the_check(monkeypatch):
+    monkeypatch.setattr(_bounded, "QUERY_MEMORY", 16 << 20)
+    verdict = run("x = (" + ", ".join(f"a{i}" for i in range(40_000)) + ")\n", query="(_) @a")  # every node
+    assert (verdict.status, verdict.reason) == ("error", "invalid"), verdict
+    assert "16 MiB" in verdict.message
+
+
+@pytest.mark.parametrize("query,why", [
+    ("(_) @a " * 300, "300 patterns"),
+    ("(call " + " ".join(f"(_) @a{i}" for i in range(40)) + ")", "40 captures"),
+    ("(identifier) @a " + ";" * 5000, "characters"),
+])
+def test_a_query_too_large_is_refused_at_lint_and_at_evaluation(query, why):
+    problem = REGISTRY["query"].validate(query)
+    assert problem is not None and problem[0] == "G308" and why in problem[1]
+    started = time.monotonic()
+    verdict = run(LARGE, query=query)
+    assert time.monotonic() - started < 5  # refused before anything runs
+    assert (verdict.status, verdict.reason) == ("error", "invalid") and why in verdict.message
+
+
+def test_a_query_still_finds_the_first_match_in_source_order_and_its_scope():
+    source = "class A:\n    def f(self):\n        x = 1\n\nclass B:\n    def f(self):\n        y = 2\n        z = 3\n"
+    verdict = run(source, query="(assignment right: (integer) @v)", **{"in": "B.f"})
+    assert (verdict.status, verdict.lines, verdict.symbol) == ("holds", (7, 7), "B.f")
+    assert run(source, query="(assignment right: (integer) @v)").lines == (3, 3)
+
+
+def test_a_query_whose_process_cannot_start_is_the_machinerys_error(monkeypatch):
+    monkeypatch.setattr(_bounded.sys, "executable", "/nonexistent/python")
+    verdict = run("x = 1\n", query="(identifier) @x")
+    assert (verdict.status, verdict.reason) == ("error", "unavailable")
+
+
+# -- 5. matching that recurses too deep is the check's fault ---------------------------------------------------
+
+CALL = "def f():\n    g(" + ", ".join(f"a{i}" for i in range(3000)) + ")\n"
+
+
+@pytest.mark.parametrize("key,fragment,why", [
+    ("contains", "g(" + "$$$ " * 1500 + "a1)", "`$$$` and `$NAME`"),
+    ("contains", "g(" + ", ".join(f"$A{i}" for i in range(1500)) + ")", "`$$$` and `$NAME`"),
+    ("contains", "[" * 3000 + "]" * 3000, "nests too deeply"),
+    ("absent", "(" * 3000 + ")" * 3000, "nests too deeply"),
+    ("after", "g(" + "$$$ " * 1500 + "a1)", "`$$$` and `$NAME`"),
+])
+def test_a_fragment_that_recurses_too_deep_is_an_error_of_the_check_not_of_the_file(key, fragment, why):
+    check = {"contains": "g($$$)", "after": fragment} if key == "after" else {key: fragment}
+    with within(20):
+        verdict = run(CALL, **check)
+    assert (verdict.status, verdict.reason) == ("error", "invalid"), verdict
+    assert why in verdict.message and "fragment" in verdict.message and "file" not in verdict.message
+    if key == "after":
+        assert "`after`" in verdict.message
+
+
+def test_a_file_that_nests_too_deeply_is_still_the_files_fault():
+    source = "def f():\n    x = " + " + ".join(["a"] * 5000) + "\n"
+    verdict = run(source, contains="x = $X - 1")
+    assert (verdict.status, verdict.reason) == ("error", "unparsable") and "file" in verdict.message
+
+
+def test_a_fragment_too_deep_to_analyse_does_not_crash_lint(kb_root):
+    assert Fragment("[" * 3000 + "]" * 3000).problem  # was a RecursionError out of the constructor
+    front = "  - id: deep\n    claim: c\n    path: pkg/sched.py\n    contains: g($$$)\n    after: '" + "[" * 3000 \
+            + "]" * 3000 + "'\n"
+    lint_messages(kb_root, front)
+
+
+def test_a_hint_for_a_long_fragment_on_long_lines_stays_cheap():
+    source = "def f():\n    g(" + ", ".join(f"a{i}" for i in range(3000)) + ")\n"
+    with within(10):  # difflib's ratio costs the product of both lengths: 30 s and more
+        verdict = run(source, contains="g(" + "$X, " * 90 + "zzz)")
+    assert (verdict.status, verdict.reason) == ("changed", "not-found")

@@ -135,6 +135,10 @@ def evaluate_source(form: Form, source: code.SourceFile) -> Verdict:
     except code.BudgetExceeded:
         verdict = Verdict(ERROR, "invalid", path=form.path,
                           message="the fragment is too ambiguous to match in bounded time; use fewer `$$$`")
+    except code.PatternTooDeep as exc:
+        verdict = Verdict(ERROR, "invalid", path=form.path, message=f"the pattern is too deeply nested: {exc}")
+    except _bounded.Unavailable as exc:
+        verdict = Verdict(ERROR, "unavailable", path=form.path, message=str(exc))
     except RecursionError:
         verdict = Verdict(ERROR, "unparsable", path=form.path, message="the file nests too deeply to analyse")
     return _with_sha(verdict, source.sha256)

@@ -75,19 +75,25 @@ def symbol_missing(form: Form, source: code.SourceFile, symbol: str) -> Verdict:
 
 # --- matchers -----------------------------------------------------------------
 
-def _contains(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
-    fragment = code.fragment(form.pattern)
+def _fragment(text: str, what: str) -> code.Fragment:
+    """The fragment of a check; Invalid when it is empty or cannot be matched within bounds (its own fault)."""
+    fragment = code.fragment(text)
+    if fragment.problem:
+        raise Invalid(f"{what}: {fragment.problem}")
     if fragment.is_empty:
-        raise Invalid("the fragment is empty")
+        raise Invalid(f"{what} is empty")
+    return fragment
+
+
+def _contains(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
+    fragment = _fragment(form.pattern, "the fragment")
     matches = [(scope, span) for scope in scopes for span in source.find(fragment, scope)]
     if not matches:
         return _not_found(form, source, scopes, "the fragment does not occur in the scope")
     if form.after is None:
         scope, span = matches[0]
         return _holds(form, source, span, scope.symbol)
-    anchor = code.fragment(form.after)
-    if anchor.is_empty:
-        raise Invalid("the `after` fragment is empty")
+    anchor = _fragment(form.after, "the `after` fragment")
     anchors = [(scope, span) for scope in scopes for span in source.find(anchor, scope)]
     if not anchors:
         return _not_found(form, source, scopes, "the `after` fragment does not occur in the scope",
@@ -114,9 +120,7 @@ def _contains(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> 
 
 
 def _absent(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
-    fragment = code.fragment(form.pattern)
-    if fragment.is_empty:
-        raise Invalid("the fragment is empty")
+    fragment = _fragment(form.pattern, "the fragment")
     for scope in scopes:
         spans = source.find(fragment, scope)
         if spans:
@@ -153,11 +157,11 @@ def _matches(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> V
 
 
 def _query(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
-    for scope in scopes:
-        found = _bounded.query_matches(form.pattern, source.root, source.byte(scope.start), source.byte(scope.end))
-        if found:
-            start, end = found[0]
-            return _holds(form, source, code.Span(source.char(start), source.char(end)), scope.symbol)
+    found = _bounded.query_first(form.pattern, source.encoded,
+                                 [(source.byte(scope.start), source.byte(scope.end)) for scope in scopes])
+    if found is not None:
+        index, start, end = found
+        return _holds(form, source, code.Span(source.char(start), source.char(end)), scopes[index].symbol)
     if _scope_has_error(source, scopes):
         return Verdict(ERROR, "unparsable", path=form.path,
                        message="the query has no match, and the file has syntax errors where the check looks")

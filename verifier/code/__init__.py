@@ -16,17 +16,21 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..model import is_python_path
-from . import _canonical, _fragments, _python
+from . import _canonical, _fragments, _python, _tokens
 from ._canonical import RUNS
-from ._fragments import BudgetExceeded
+from ._fragments import BudgetExceeded, PatternTooDeep
 
-__all__ = ["BudgetExceeded", "Scope", "Span", "SourceFile", "Fragment", "fragment", "fold_whitespace"]
+__all__ = ["BudgetExceeded", "Fragment", "PatternTooDeep", "Scope", "SourceFile", "Span", "fold_whitespace",
+           "fragment"]
 
 _WS = re.compile(r"\s+")
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _WIDE = re.compile(r"[^\x00-\x7f]")
 _WORD = re.compile(r"\w+")
 _SHORTLIST = 8  # lines compared character by character for a closest-line hint
+#: Characters of a line, and of the code looked for, that a closest-line hint compares (difflib's ratio
+#: costs their product): a longer one is compared by its beginning.
+_HINT_CHARS = 500
 
 
 def fold_whitespace(text: str) -> str:
@@ -57,11 +61,26 @@ def fragment(code: str) -> Fragment:
 
 
 class Fragment:
-    """A `contains`/`absent`/`after` fragment in the canonical layout (`_canonical`), made once."""
+    """A `contains`/`absent`/`after` fragment in the canonical layout (`_canonical`), made once.
+
+    A fragment that cannot be matched within bounds (it nests too deeply to lay out, or has more `$$$` and
+    `$NAME` than matching may recurse for) has no tokens and says why in `problem`: the check's fault, never
+    the file's.
+    """
 
     def __init__(self, code: str) -> None:
         self.code = code
-        canonical = _canonical.fragment_tokens(code)
+        self.problem: str | None = None
+        try:
+            canonical = _canonical.fragment_tokens(code)
+        except RecursionError:
+            canonical = _canonical.CanonicalFragment((), False)
+            self.problem = "the fragment nests too deeply to analyse (brackets or blocks within one another)"
+        variables = sum(1 for t in canonical.tokens if t.kind in RUNS or t.kind == _tokens.META)
+        if variables > _fragments.MAX_VARIABLES:
+            canonical = _canonical.CanonicalFragment((), False)
+            self.problem = (f"the fragment has {variables} `$$$` and `$NAME`, too many to match (matching "
+                            f"recurses for each); at most {_fragments.MAX_VARIABLES}")
         self.tokens = list(canonical.tokens)
         #: Parsed as Python: compared with the statement marks, its `$NAME` binding a whole expression.
         #: Otherwise (`] = False`) compared with the scope's tokens without marks, `$NAME` binding one token.
@@ -70,8 +89,8 @@ class Fragment:
 
     @property
     def is_empty(self) -> bool:
-        """True when the fragment has no token that must be present."""
-        return all(t.kind in RUNS for t in self.tokens)
+        """True when the fragment has no token that must be present (a fragment with a problem is not empty)."""
+        return self.problem is None and all(t.kind in RUNS for t in self.tokens)
 
 
 class SourceFile:
@@ -120,6 +139,11 @@ class SourceFile:
         # The text re-encoded: tree-sitter's byte offsets then map onto the text exactly,
         # even where the original bytes were not valid UTF-8.
         return self.text.encode("utf-8")
+
+    @property
+    def encoded(self) -> bytes:
+        """The bytes tree-sitter parses (the text re-encoded): its byte offsets are `byte()`'s."""
+        return self._encoded
 
     @cached_property
     def _ascii(self) -> bool:
@@ -358,7 +382,7 @@ class SourceFile:
         Lines are first ranked by the words they share with `code` (cheap), and
         only the best few are compared character by character.
         """
-        target = fold_whitespace(code)
+        target = fold_whitespace(code)[:_HINT_CHARS]
         if not target:
             return None
         words = set(_WORD.findall(target))
@@ -371,7 +395,15 @@ class SourceFile:
         shortlist.sort()
         best = None
         for _, number, line in shortlist[:_SHORTLIST]:
-            ratio = difflib.SequenceMatcher(None, target, line, autojunk=False).ratio()
+            matcher = difflib.SequenceMatcher(None, target, line[:_HINT_CHARS], autojunk=False)
+            # the cheap upper bounds of the ratio first: a line that cannot reach 0.5, or beat the best, is not
+            # compared in full (the same answer, for a fraction of the cost)
+            if best is not None and best[0] >= 0.5:
+                if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
+                    continue
+            elif matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5:
+                continue
+            ratio = matcher.ratio()
             if best is None or ratio > best[0]:
                 best = (ratio, number, line)
         return (best[1], best[2]) if best and best[0] >= 0.5 else None

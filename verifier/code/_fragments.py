@@ -18,10 +18,17 @@ from ._tokens import ELLIPSIS_META, META, Token
 
 #: Matching steps allowed for one fragment in one scope before giving up.
 STEP_BUDGET = 2_000_000
+#: `$$$` and `$NAME` a fragment may have: matching goes one call deeper for each (Python's stack is about
+#: a thousand calls deep, and the matcher may itself be called from deep within a run).
+MAX_VARIABLES = 100
 
 
 class BudgetExceeded(Exception):
     """The fragment is too ambiguous to match within the step budget."""
+
+
+class PatternTooDeep(Exception):
+    """Matching the fragment recursed too deep (too many `$$$` and `$NAME`): the fragment's fault, not the file's."""
 
 
 class _Budget:
@@ -137,6 +144,9 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
     """
     if not pattern:
         return
+    variables = sum(1 for t in pattern if t.kind in RUNS or t.kind == META)
+    if variables > MAX_VARIABLES:
+        raise PatternTooDeep(f"the fragment has {variables} `$$$` and `$NAME`; at most {MAX_VARIABLES}")
     budget = _Budget(steps)
     first = pattern[0]
     if first.kind == META or first.kind in RUNS:
@@ -150,6 +160,9 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
     for start in starts:
         if source[start].kind == MARK and first.kind != MARK:
             continue  # a match begins with code, never with a mark
-        end = _match_at(pattern, source, 0, start, hi, {}, budget, ends)
+        try:
+            end = _match_at(pattern, source, 0, start, hi, {}, budget, ends)
+        except RecursionError:  # the static bound above keeps it rare: a run called from very deep
+            raise PatternTooDeep("matching the fragment recursed too deep (too many `$$$` and `$NAME`)") from None
         if end is not None:
             yield start, end
