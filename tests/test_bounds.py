@@ -22,9 +22,10 @@ from verifier import _yaml, lint
 from verifier import kb as kb_module
 from verifier.code import Fragment, SourceFile, _bounded
 from verifier.entries import parse_entry
-from verifier.evaluate import evaluate_source
+from verifier.evaluate import evaluate, evaluate_source
 from verifier.matchers import REGISTRY
-from verifier.model import Form, Verdict
+from verifier.model import Form, Release, Verdict
+from verifier.verdicts import VerdictCache
 
 from .conftest import VALID_ENTRY
 
@@ -207,10 +208,11 @@ def test_a_query_that_runs_long_is_stopped_at_its_cpu_bound():
 
 
 def test_a_query_past_its_memory_is_an_error_of_the_check(monkeypatch):
-    monkeypatch.setattr(_bounded, "QUERY_MEMORY", 16 << 20)
-    verdict = run("x = (" + ", ".join(f"a{i}" for i in range(40_000)) + ")\n", query="(_) @a")  # every node
+    monkeypatch.setattr(_bounded, "QUERY_MEMORY", 4 << 20)
+    # a match for each of 100,000 names: some 40 MB of matches, collected in C before anything returns
+    verdict = run("x = (" + ", ".join(f"a{i}" for i in range(100_000)) + ")\n", query="(_) @a")
     assert (verdict.status, verdict.reason) == ("error", "invalid"), verdict
-    assert "16 MiB" in verdict.message
+    assert "4 MiB" in verdict.message
 
 
 @pytest.mark.parametrize("query,why", [
@@ -238,6 +240,156 @@ def test_a_query_whose_process_cannot_start_is_the_machinerys_error(monkeypatch)
     monkeypatch.setattr(_bounded.sys, "executable", "/nonexistent/python")
     verdict = run("x = 1\n", query="(identifier) @x")
     assert (verdict.status, verdict.reason) == ("error", "unavailable")
+
+
+# -- 4. budgets over an entry and a run, and errors that are kept ---------------------------------------------
+
+ENTRY = """\
+---
+id: {id}
+title: t
+scheme: ops
+concepts: [kv-cache]
+engines: [vllm]
+references: [https://example.org/1]
+history:
+  - {{date: 2026-10-04, note: "Written."}}
+checks:
+{checks}---
+
+## Symptom
+
+x
+
+## Root cause
+
+x
+
+## Workaround
+
+x
+
+## Notes
+
+x
+"""
+
+
+def entries_and_tree(tmp_path):
+    """Two entries of three checks each, over two files; all of them hold."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "a.py").write_text("def f():\n    return 1\n")
+    (tree / "pkg" / "b.py").write_text("def g():\n    return 2\n")
+    found = []
+    for name in ("ops-first", "ops-second"):
+        checks = "".join(f"  - id: c{i}\n    claim: c\n    path: pkg/{p}.py\n    contains: return {n}\n"
+                         for i, (p, n) in enumerate([("a", 1), ("b", 2), ("a", 1)]))
+        found.append(parse_entry(ENTRY.format(id=name, checks=checks).encode(), f"{name}.md", name).entry)
+    return found, tree
+
+
+def verify_under(budget, entries, tree, verdicts=None, helper=None):
+    from verifier.sources.directory import DirectorySource
+    from verifier.verify import selected_checks, verify_release
+
+    pairs = list(selected_checks(entries, "vllm"))
+    with budget.active():
+        return verify_release(DirectorySource("vllm", tree), Release("vllm", "HEAD"), pairs, verdicts=verdicts,
+                              helper=helper)
+
+
+def test_an_entry_past_its_time_budget_has_its_other_checks_refused(tmp_path):
+    from verifier.evaluate import Budget
+    from verifier.verify import selected_checks
+
+    entries, tree = entries_and_tree(tmp_path)
+    budget = Budget(selected_checks(entries), entry_seconds=1e-9)  # spent by the first check of each entry
+    verdicts = VerdictCache(tmp_path / "verdicts.sqlite3")
+    results = verify_under(budget, entries, tree, verdicts)
+    for entry in entries:
+        mine = [r.verdict for r in results if r.entry == entry.id]
+        assert [v.status for v in mine].count("holds") == 1
+        refused = [v for v in mine if v.status == "error"]
+        assert len(refused) == 2 and all(v.reason == "unavailable" for v in refused)
+        assert all("time budget of the entry spent" in v.message for v in refused)
+        assert budget.spent[entry.id] > 0
+    # a refusal says nothing of the check: it is not kept, and the next run evaluates it
+    again = verify_under(Budget(selected_checks(entries)), entries, tree, verdicts)
+    assert {r.verdict.status for r in again} == {"holds"}
+
+
+def test_a_run_past_its_time_budget_has_its_other_checks_refused(tmp_path):
+    from verifier.evaluate import Budget
+    from verifier.verify import selected_checks
+
+    entries, tree = entries_and_tree(tmp_path)
+    results = verify_under(Budget(selected_checks(entries), run_seconds=1e-9), entries, tree)
+    assert [r.verdict.status for r in results].count("holds") == 1
+    refused = [r.verdict for r in results if r.verdict.status == "error"]
+    assert len(refused) == 5 and all("time budget of the run spent" in v.message for v in refused)
+
+
+def test_the_helper_process_spends_the_runs_budget_and_the_run_counts_what_it_spent(tmp_path, monkeypatch):
+    from verifier import helper as helper_module
+    from verifier.evaluate import Budget
+    from verifier.verify import selected_checks
+
+    entries, _ = entries_and_tree(tmp_path)
+    [entry] = entries[:1]
+    forms = [c.own for c in entry.checks if c.path == "pkg/a.py"]
+    budget = Budget(selected_checks([entry]), entry_seconds=1e-9)
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    helper = helper_module.Helper(enabled=True)
+    try:
+        with budget.active():
+            helper.want()
+            deadline = time.monotonic() + 60
+            while not helper.free() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert helper.submit("file a", "pkg/a.py", b"def f():\n    return 1\n", "a" * 64, forms)
+            [(token, verdicts)] = helper.wait()
+    finally:
+        helper.close()
+    assert token == "file a" and helper.evaluated == 1
+    assert [v.status for v in verdicts] == ["holds", "error"]  # the helper refused the second: the entry's is spent
+    assert "time budget of the entry spent" in verdicts[1].message
+    assert budget.spent[entry.id] > 0  # what the helper spent is counted here
+
+
+CATASTROPHIC = r"(?:a|a?)+$"
+
+
+def test_an_error_of_the_checks_own_pattern_is_kept_and_not_paid_again(tmp_path):
+    from verifier.evaluate import FileCache
+    from verifier.sources.directory import DirectorySource
+
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "mod.py").write_text("x = '" + "a" * 5000 + "!'\n")
+    snapshot = DirectorySource("vllm", tree).open(Release("vllm", "HEAD"))
+    form = Form("vllm", "pkg/mod.py", "matches", CATASTROPHIC)
+    verdicts = VerdictCache(tmp_path / "verdicts.sqlite3")
+    first = evaluate(form, snapshot, FileCache(), verdicts)
+    assert (first.status, first.reason) == ("error", "invalid") and "longer than" in first.message
+    verdicts.close()
+    verdicts = VerdictCache(tmp_path / "verdicts.sqlite3")  # the next run
+    started = time.monotonic()
+    second = evaluate(form, snapshot, FileCache(), verdicts)
+    assert time.monotonic() - started < _bounded.REGEX_TIMEOUT / 2  # the regex did not run again
+    assert second == first and verdicts.hits == 1
+
+
+@pytest.mark.parametrize("reason", ["unavailable", "unparsable"])
+def test_an_error_of_the_machinery_is_never_kept(tmp_path, reason):
+    form = Form("vllm", "pkg/mod.py", "contains", "x")
+    verdicts = VerdictCache(tmp_path / "verdicts.sqlite3")
+    verdicts.put(form, Verdict("error", reason, path=form.path, message="m", file_sha="a" * 64))
+    verdicts.put(form, Verdict("error", "invalid", path=form.path, message="m", file_sha="b" * 64))
+    verdicts.close()
+    verdicts = VerdictCache(tmp_path / "verdicts.sqlite3")
+    assert verdicts.get(form, "a" * 64) is None
+    assert verdicts.get(form, "b" * 64).reason == "invalid"
 
 
 # -- 5. matching that recurses too deep is the check's fault ---------------------------------------------------

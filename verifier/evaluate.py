@@ -6,12 +6,21 @@ theirs. Each matcher of FORMAT.md is one function in `matchers.REGISTRY`;
 `evaluate` does what is common to all of them (reading the file, resolving the
 scope), reports a place it cannot find as `missing`, and turns every failure of
 the machinery into an `error` verdict, never `changed`.
+
+Each form's matching is bounded on its own (`code._bounded`, the fragment
+matcher's steps); a `Budget` bounds their sum, for each entry and for a run, so
+that an entry whose every check runs to its bound cannot make a run last for
+hours: once spent, the remaining checks are `error unavailable` (not kept in the
+verdict cache: the next run tries them again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import time
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -20,6 +29,88 @@ from .code import _bounded
 from .matchers import REGISTRY, Invalid, symbol_missing
 from .model import ERROR, MISSING, Check, Form, Verdict, check_verdict
 from .sources import Snapshot, SourceUnavailable
+
+#: Seconds of matching one entry may spend in a run, over all its checks and releases (an entry of the KB
+#: takes a few seconds over every release with no verdict cached).
+ENTRY_SECONDS = 120.0
+#: Seconds of matching a run may spend in all (the whole KB takes about half a minute with no verdict cached);
+#: the run's helper process has as much again, at the same time.
+RUN_SECONDS = 1800.0
+
+
+class Budget:
+    """Seconds of matching each entry, and the whole run, may spend; `evaluate_source` charges it.
+
+    Made from the run's (entry, check) pairs, to know the entry of each form (the form objects themselves:
+    two entries may hold equal forms). While `active()`, every evaluation in this process is charged to it,
+    and refused once the entry's or the run's is spent. Wall-clock seconds: a query's process counts too.
+    """
+
+    def __init__(self, pairs: Iterable = (), entry_seconds: float = ENTRY_SECONDS,
+                 run_seconds: float = RUN_SECONDS) -> None:
+        self.entry_seconds, self.run_seconds = entry_seconds, run_seconds
+        self.run_spent = 0.0
+        self.spent: dict[str, float] = {}  # entry id -> seconds
+        self._entry_of: dict[int, str] = {}  # id() of a form -> its entry's id
+        self._held: list[Form] = []  # those forms, kept alive so that their ids stay theirs
+        self._shared: list[str | None] = []  # in a share: the entry of each form handed over
+        for entry, check in pairs:
+            self.assign(check.forms, [entry.id] * len(check.forms))
+
+    def assign(self, forms: Iterable[Form], entries: Iterable[str | None]) -> None:
+        """Charge each form to its entry."""
+        for form, entry in zip(forms, entries):
+            if entry is not None:
+                self._entry_of[id(form)] = entry
+                self._held.append(form)
+
+    def refusal(self, form: Form) -> str | None:
+        """Why `form` is not evaluated any more in this run, or None."""
+        if self.run_spent >= self.run_seconds:
+            return f"time budget of the run spent ({self.run_seconds:g} s of matching); not evaluated in this run"
+        entry = self._entry_of.get(id(form))
+        if entry is not None and self.spent.get(entry, 0.0) >= self.entry_seconds:
+            return (f"time budget of the entry spent ({self.entry_seconds:g} s of matching for {entry}); "
+                    "not evaluated in this run")
+        return None
+
+    def charge(self, form: Form, seconds: float) -> None:
+        self.run_spent += seconds
+        entry = self._entry_of.get(id(form))
+        if entry is not None:
+            self.spent[entry] = self.spent.get(entry, 0.0) + seconds
+
+    def share(self, forms: list[Form]) -> Budget:
+        """What is left of this budget for `forms`, for another process to spend on its copies of them
+        (`adopt`): the helper's share of a file."""
+        shared = Budget((), self.entry_seconds, self.run_seconds)
+        shared.run_spent = self.run_spent
+        shared._shared = [self._entry_of.get(id(form)) for form in forms]
+        shared.spent = {entry: self.spent.get(entry, 0.0) for entry in shared._shared if entry is not None}
+        return shared
+
+    def adopt(self, forms: list[Form]) -> Budget:
+        """A share, charging `forms` (the copies of the forms it was made for, in order) to their entries."""
+        self.assign(forms, self._shared)
+        return self
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[Budget]:
+        """Charge every evaluation of this process to this budget, for the time of a `with`."""
+        global _ACTIVE
+        before, _ACTIVE = _ACTIVE, self
+        try:
+            yield self
+        finally:
+            _ACTIVE = before
+
+
+_ACTIVE: Budget | None = None
+
+
+def active_budget() -> Budget | None:
+    """The budget evaluations in this process are charged to (`Budget.active`), if any."""
+    return _ACTIVE
 
 
 class FileCache:
@@ -124,8 +215,19 @@ def lookup(form: Form, snapshot: Snapshot, files: FileCache, verdicts=None) -> V
     return Unknown(form.path, data, sha256)
 
 
-def evaluate_source(form: Form, source: code.SourceFile) -> Verdict:
-    """The verdict of one form against the content of the file it names."""
+def evaluate_source(form: Form, source: code.SourceFile, budget: Budget | None = None) -> Verdict:
+    """The verdict of one form against the content of the file it names, charged to `budget` (by default
+    the active one, if any): `error unavailable`, without matching, once that is spent.
+
+    `error invalid` is the form's own fault (its pattern cannot be matched, or not within its bounds), the
+    same on the same content every time; the verdict cache keeps it. Other errors are not kept.
+    """
+    budget = budget if budget is not None else _ACTIVE
+    if budget is not None:
+        refused = budget.refusal(form)
+        if refused is not None:
+            return _with_sha(Verdict(ERROR, "unavailable", path=form.path, message=refused), source.sha256)
+        started = time.perf_counter()
     try:
         verdict = _evaluate(form, source)
     except Invalid as exc:
@@ -141,6 +243,8 @@ def evaluate_source(form: Form, source: code.SourceFile) -> Verdict:
         verdict = Verdict(ERROR, "unavailable", path=form.path, message=str(exc))
     except RecursionError:
         verdict = Verdict(ERROR, "unparsable", path=form.path, message="the file nests too deeply to analyse")
+    if budget is not None:
+        budget.charge(form, time.perf_counter() - started)
     return _with_sha(verdict, source.sha256)
 
 

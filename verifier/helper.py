@@ -17,8 +17,10 @@ does a machine with one core.
 The protocol, over the helper's stdin and stdout: frames of an 8-byte
 little-endian length and a pickle. The helper's first frame is READY; each
 task `(id, path, content, sha256, forms)` (the forms of checks on that file) is answered by `(id, verdicts,
-None)` or, if evaluating raised, `(id, None, why)`. Both ends are this
-package, started by this package (pickles from anyone else are never read).
+None)` or, if evaluating raised, `(id, None, why)`. While the run has a time budget (`evaluate.Budget`), a
+task carries a sixth item, what is left of it for those forms, and is answered by `(id, verdicts, seconds)`:
+the helper spends the budget as the run would, and the run charges its own with the seconds each form took.
+Both ends are this package, started by this package (pickles from anyone else are never read).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -103,7 +106,8 @@ class Helper:
         self._replies: queue.Queue = queue.Queue()
         self._ready = False
         self._dead = False
-        self._busy: dict[int, tuple[object, int]] = {}  # task id -> (token, checks), not answered yet, in order
+        # task id -> (token, checks, and with a time budget its forms and the budget), not answered yet, in order
+        self._busy: dict[int, tuple[object, int, list | None, object]] = {}
         self._done: list = []  # answers taken from the replies and not given to the run yet
         self._next_id = 0
         self._outbox: queue.Queue = queue.Queue()
@@ -130,9 +134,16 @@ class Helper:
         """Hand one file over (only when `free()`); False if the helper is gone (evaluate it yourself)."""
         if not self.free():
             return False
+        from .evaluate import active_budget
+
         self._next_id += 1
-        self._busy[self._next_id] = (token, len(checks))
-        self._outbox.put((self._next_id, path, data, sha256, list(checks)))  # written by a thread: never waits here
+        forms = list(checks)
+        budget = active_budget()
+        task = (self._next_id, path, data, sha256, forms)
+        if budget is not None:
+            task += (budget.share(forms),)
+        self._busy[self._next_id] = (token, len(forms), forms if budget is not None else None, budget)
+        self._outbox.put(task)  # written by a thread: never waits here
         return True
 
     def results(self) -> list[tuple[object, list[Verdict] | None]]:
@@ -209,22 +220,29 @@ class Helper:
             return
         oldest = next(iter(self._busy), None)
         if (not isinstance(reply, tuple) or len(reply) != 3 or oldest is None or reply[0] != oldest
-                or not self._well_formed(reply[1], self._busy[oldest][1])):
+                or not self._well_formed(reply[1], reply[2], self._busy[oldest][1])):
             self._die()  # the end of its replies, or one that is not an answer to its oldest task
-            self._done.extend((token, None) for token, _ in self._busy.values())
+            self._done.extend((busy[0], None) for busy in self._busy.values())
             self._busy.clear()
             return
-        token, _ = self._busy.pop(oldest)
+        token, _, forms, budget = self._busy.pop(oldest)
         if reply[1] is not None:
             self.evaluated += 1
             self.checks_evaluated += len(reply[1])
+            if budget is not None and isinstance(reply[2], list):  # the seconds each form took, in the helper
+                for form, seconds in zip(forms, reply[2]):
+                    budget.charge(form, seconds)
         self._done.append((token, reply[1]))
 
     @staticmethod
-    def _well_formed(verdicts, checks: int) -> bool:
-        """None (evaluate it yourself), or a verdict for each check handed over."""
-        return verdicts is None or (isinstance(verdicts, list) and len(verdicts) == checks
-                                    and all(isinstance(v, Verdict) for v in verdicts))
+    def _well_formed(verdicts, extra, checks: int) -> bool:
+        """None (evaluate it yourself), or a verdict for each check handed over, and with them nothing or the
+        seconds each took."""
+        if verdicts is None:
+            return True
+        return (isinstance(verdicts, list) and len(verdicts) == checks and all(isinstance(v, Verdict) for v in verdicts)
+                and (extra is None or (isinstance(extra, list) and len(extra) == checks
+                                       and all(type(s) is float and 0 <= s < 1e9 for s in extra))))
 
     def _die(self) -> None:
         if not self._dead:
@@ -252,10 +270,19 @@ def serve(stdin, stdout) -> None:
 
     _write_frame(stdout, READY)
     while (task := _read_frame(stdin)) is not None:
-        task_id, path, data, sha256, checks = task
+        task_id, path, data, sha256, checks, *budget = task
         try:
             source = code.SourceFile(path, data, sha256)
-            reply = (task_id, [evaluate_source(check, source) for check in checks], None)
+            if budget:  # the run's budget, as left for these forms: spent here as the run would
+                shared = budget[0].adopt(checks)
+                verdicts, seconds = [], []
+                for check in checks:
+                    started = time.perf_counter()
+                    verdicts.append(evaluate_source(check, source, shared))
+                    seconds.append(time.perf_counter() - started)
+                reply = (task_id, verdicts, seconds)
+            else:
+                reply = (task_id, [evaluate_source(check, source) for check in checks], None)
         except Exception as exc:  # noqa: BLE001 - the run evaluates this file itself, and sees the error there
             reply = (task_id, None, f"{type(exc).__name__}: {exc}")
         _write_frame(stdout, reply)

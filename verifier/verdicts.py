@@ -3,9 +3,12 @@
 Kept in SQLite under the cache directory. The key holds the verifier's version
 and a digest of its matching code (`SEMANTICS`: matching may change between
 versions, and during development within one), the form's fingerprint (what it looks
-for) and the sha256 of the file's content. `holds`, `changed` and `missing`
-(of a symbol) are cached: an `error` may be passing (a timeout) and is always
-recomputed.
+for) and the sha256 of the file's content. `holds`, `changed` and `missing` are
+cached, and so is `error invalid`: the form's own fault (a pattern that does not
+compile, or runs past its bounds on this content), the same on the same content,
+so that a check that runs to its bound pays it once, not in every run. Other
+errors are the machinery's (a download, an archive, a process, a time budget
+spent, a file too deeply nested to analyse) and are always recomputed.
 
 A run asks the same questions many times (every check, at every release), so
 the cache answers from memory: the first question about a check loads every
@@ -26,24 +29,28 @@ from pathlib import Path
 
 from . import __version__
 
+#: What the cache keeps, as a number: 2 since `error invalid` verdicts are kept too.
+FORMAT = 2
+
 
 def _semantics() -> str:
-    """The verifier's version and a digest of the code that decides verdicts and searches (matching and
-    evaluation): a cached answer is reused only by the same code, so that a change to the matcher, released
-    or not, never meets the answers of the one before."""
+    """The verifier's version, the cache's FORMAT and a digest of the code that decides verdicts and searches
+    (matching, evaluation, and which verdicts are kept): a cached answer is reused only by the same code, so
+    that a change to the matcher, released or not, never meets the answers of the one before."""
     import hashlib
 
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted([here / "evaluate.py", here / "locate.py", *(here / "code").glob("*.py")]):
+    for path in sorted([here / "evaluate.py", here / "locate.py", here / "matchers.py", here / "verdicts.py",
+                        *(here / "code").glob("*.py")]):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return f"{__version__}+{digest.hexdigest()[:12]}"
+    return f"{__version__}+{FORMAT}+{digest.hexdigest()[:12]}"
 
 
 #: The key under which this verifier's cached verdicts and searches are kept.
 SEMANTICS = _semantics()
 from .cache import cache_dir
-from .model import CHANGED, HOLDS, MISSING, Form, Verdict
+from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict
 
 #: Verdicts kept unwritten at most before they are written in one transaction.
 BATCH = 1000
@@ -97,7 +104,7 @@ class VerdictCache:
         return found
 
     def put(self, check: Form, verdict: Verdict) -> None:
-        if verdict.status not in (HOLDS, CHANGED, MISSING) or not verdict.file_sha:
+        if not kept(verdict) or not verdict.file_sha:
             return
         self._verdicts_of(check.fingerprint)[verdict.file_sha] = verdict
         if self._db is None:
@@ -129,6 +136,12 @@ class VerdictCache:
             self.flush()
             self._db.close()
             self._db = None
+
+
+def kept(verdict: Verdict) -> bool:
+    """Whether a verdict is a fact about the form and the content alone, kept for the next run: not an error
+    of the machinery (see the module's docstring)."""
+    return verdict.status in (HOLDS, CHANGED, MISSING) or (verdict.status == ERROR and verdict.reason == "invalid")
 
 
 def _encode(verdict: Verdict) -> str:
