@@ -36,10 +36,12 @@ REGEX_MAX_LENGTH = 2_000
 #: How large a regular expression may be once its counted repeats are unrolled: `regex` compiles
 #: `x{n}` as n copies of x, nested repeats multiply (`(?:a{1000}){1000}` is a million nodes: 270 MB and
 #: seconds, before any search). Each node of the parsed pattern counts as many times as the minimum counts
-#: of the repeats around it multiply; at this bound compiling takes about 3 MB and 10 ms.
-REGEX_MAX_EXPANSION = 10_000
-#: Compiled regular expressions kept (the KB has a few; each is at most a few MB, see REGEX_MAX_EXPANSION).
-REGEX_CACHE = 256
+#: of the repeats around it multiply; at this bound a compiled pattern takes at most about 0.75 MiB and
+#: 5 ms (the KB's largest ever counted under 200).
+REGEX_MAX_EXPANSION = 5_000
+#: Compiled regular expressions kept: more than a KB has (a cycle over more would miss every time), and at
+#: most about 380 MiB were all of them as large as REGEX_MAX_EXPANSION lets them be.
+REGEX_CACHE = 512
 
 #: In-progress matches a query may hold at once.
 QUERY_MATCH_LIMIT = 256
