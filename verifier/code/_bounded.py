@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import regex
 import tree_sitter
@@ -57,6 +58,7 @@ QUERY_MEMORY = 512 * 1024 * 1024
 #: is too slow (`Unavailable`).
 QUERY_WAIT = 120.0
 
+_HERE = Path(__file__).resolve().parent
 # py-tree-sitter evaluates these predicates with Python's unbounded `re`.
 _REGEX_PREDICATE = re.compile(r"#(?:any-)?(?:not-)?match\?")
 _FLAGS = regex.MULTILINE | regex.VERSION0
@@ -173,8 +175,10 @@ def query_first(source: str, data: bytes, ranges: list[tuple[int, int]]) -> tupl
     header = json.dumps({"query": source, "ranges": ranges, "match_limit": QUERY_MATCH_LIMIT,
                          "seconds": QUERY_SECONDS, "memory": QUERY_MEMORY}).encode()
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _QUERY_CHILD], input=header + b"\n" + data,
-                              capture_output=True, timeout=QUERY_WAIT, check=False)
+        # started in this package's folder: `-c` puts the working folder first on sys.path, and the run's (a KB
+        # checkout, say) may hold anything
+        done = subprocess.run([sys.executable, "-c", _QUERY_CHILD], input=header + b"\n" + data,
+                              capture_output=True, timeout=QUERY_WAIT, check=False, cwd=_HERE)
     except subprocess.TimeoutExpired:
         raise Unavailable(f"the query's process was not done after {QUERY_WAIT:g} s (a busy machine?)") from None
     except OSError as exc:
