@@ -79,7 +79,7 @@ def _fragment(text: str, what: str) -> code.Fragment:
     """The fragment of a check; Invalid when it is empty or cannot be matched within bounds (its own fault)."""
     fragment = code.fragment(text)
     if fragment.problem:
-        raise Invalid(f"{what}: {fragment.problem}")
+        raise Invalid(f"{what} {fragment.problem}")
     if fragment.is_empty:
         raise Invalid(f"{what} is empty")
     return fragment

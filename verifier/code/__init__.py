@@ -64,8 +64,8 @@ class Fragment:
     """A `contains`/`absent`/`after` fragment in the canonical layout (`_canonical`), made once.
 
     A fragment that cannot be matched within bounds (it nests too deeply to lay out, or has more `$$$` and
-    `$NAME` than matching may recurse for) has no tokens and says why in `problem`: the check's fault, never
-    the file's.
+    `$NAME` than matching may recurse for) has no tokens and says why in `problem` ("the fragment " + problem):
+    the check's fault, never the file's.
     """
 
     def __init__(self, code: str) -> None:
@@ -75,12 +75,12 @@ class Fragment:
             canonical = _canonical.fragment_tokens(code)
         except RecursionError:
             canonical = _canonical.CanonicalFragment((), False)
-            self.problem = "the fragment nests too deeply to analyse (brackets or blocks within one another)"
+            self.problem = "nests too deeply to analyse (brackets or blocks within one another)"
         variables = sum(1 for t in canonical.tokens if t.kind in RUNS or t.kind == _tokens.META)
         if variables > _fragments.MAX_VARIABLES:
             canonical = _canonical.CanonicalFragment((), False)
-            self.problem = (f"the fragment has {variables} `$$$` and `$NAME`, too many to match (matching "
-                            f"recurses for each); at most {_fragments.MAX_VARIABLES}")
+            self.problem = (f"has {variables} `$$$` and `$NAME`, too many to match (matching recurses for each); "
+                            f"at most {_fragments.MAX_VARIABLES}")
         self.tokens = list(canonical.tokens)
         #: Parsed as Python: compared with the statement marks, its `$NAME` binding a whole expression.
         #: Otherwise (`] = False`) compared with the scope's tokens without marks, `$NAME` binding one token.
