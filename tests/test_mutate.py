@@ -189,3 +189,15 @@ def test_a_reformat_that_breaks_a_fragment_that_is_not_python_is_the_fragment_s_
     assert "(and 1 of checks that compare code as written)" in out
     code, out, _ = mutate(capsys, tree, "--format", "github")
     assert "::warning file=gotchas/ops-example.md,line=12," in out and "::error" not in out
+
+
+def test_no_neutral_rewrite_reaches_inside_an_f_string():
+    """`f"{g(x)}"` with a comma added inside the field is another string (its text is what a check compares):
+    the rewrites leave strings whole, fields included, and still rewrite the call around them."""
+    from verifier.mutate import neutral_mutants
+
+    text = 'def f(t):\n    raise ValueError(f"no {type(t).__name__} here", code(1))\n'
+    rewritten = {m.description: m.text for m in neutral_mutants("pkg/m.py", text, formatters={})}
+    commas = rewritten["a trailing comma in every call"]
+    assert 'f"no {type(t).__name__} here"' in commas and "code(1,)" in commas
+    assert "type(t,)" not in commas

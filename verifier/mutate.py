@@ -462,7 +462,7 @@ def neutral_mutants(path: str, text: str, formatters: dict[str, list[str]] | Non
 
 def _rewrites(root: tree_sitter.Node, data: bytes) -> Iterator[tuple[str, bytes]]:
     parens, commas, quotes, comments = [], [], [], []
-    for node in _walk(root):
+    for node in _walk(root, into=lambda n: n.type != "string"):  # an f-string's fields are its text, not code
         kind = node.type
         if kind == "assignment":
             right = node.child_by_field_name("right")
@@ -498,12 +498,15 @@ def _rewrites(root: tree_sitter.Node, data: bytes) -> Iterator[tuple[str, bytes]
             yield description, _apply(data, edits)
 
 
-def _walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+def _walk(node: tree_sitter.Node, into: Callable[[tree_sitter.Node], bool] = lambda n: True
+          ) -> Iterator[tree_sitter.Node]:
+    """Every node under `node` in source order, not below those that `into` refuses (themselves included)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        if into(current):
+            stack.extend(reversed(current.children))
 
 
 def _apply(data: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
