@@ -288,3 +288,35 @@ def test_a_release_whose_files_are_all_unchanged_is_not_evaluated_again(kb, tmp_
     assert releases["0.2.0"]["entries"] == releases["0.1.0"]["entries"]
     assert releases["0.2.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "changed"
     assert releases["0.3.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "holds"
+
+
+def test_a_spent_time_budget_is_an_error_that_the_next_run_tries_again(kb, index, capsys, monkeypatch):
+    """`verify` runs under the per-entry budget (verifier.evaluate.ENTRY_SECONDS): past it, an entry's checks
+    are `error` (exit 3), never `changed`; a release where nothing was evaluated is not recorded, and the next
+    run evaluates it, as if it had never been seen."""
+    from verifier import evaluate
+
+    monkeypatch.setattr(evaluate, "ENTRY_SECONDS", 0.0)  # spent before the first evaluation
+    code, out, _ = run_cli(capsys, "verify", "--engine", "vllm")
+    assert code == 3, out
+    assert "error: vllm 0.10.0 ops-example/zero: unavailable: time budget of the entry spent" in out
+    assert "error: vllm 0.10.0 was not verified (time budget of the entry spent" in out
+    assert ledger_of(kb)["releases"] == {}
+    monkeypatch.setattr(evaluate, "ENTRY_SECONDS", 120.0)
+    code, out, _ = run_cli(capsys, "verify", "--new")
+    assert "verified 3 releases" in out, out
+    assert ledger_of(kb)["releases"]["0.10.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "holds"
+
+
+def test_new_tries_again_a_verdict_that_a_time_budget_refused(kb, index, capsys):
+    run_cli(capsys, "verify", "--engine", "vllm")
+    path = kb / "ledger" / "vllm.json"
+    data = json.loads(path.read_text())
+    refused = {"verdict": "error", "reason": "unavailable", "path": "pkg/sched.py",
+               "message": "time budget of the run spent (1800 s of matching); not evaluated in this run"}
+    checks = data["releases"]["0.2.0"]["entries"]["ops-example"]["checks"]
+    checks["zero"] = {**refused, "check": checks["zero"]["check"]}
+    path.write_text(json.dumps(data))
+    code, out, err = run_cli(capsys, "verify", "--new")
+    assert "verified 1 release (0.2.0 – 0.2.0)" in out, (code, out, err)
+    assert ledger_of(kb)["releases"]["0.2.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "holds"

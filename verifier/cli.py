@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import __version__, kb as kb_module, lint, report
 from .entries import load_entry
+from .evaluate import Budget
 from .history import bounds_problems, new_status_changes
 from .ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
 from .model import CHANGED, ERROR, MISSING, Release, entry_bounds
@@ -343,7 +344,8 @@ def run_check(args) -> int:
                            default=None if args.source else "pypi", progress=progress)
         helper = Helper()  # a second process for evaluating, once there are files enough
         try:
-            _check_engines(sorted(engines_needed), sources, pairs, args, progress, helper, results, notes)
+            with Budget(pairs).active():  # a hostile entry spends at most its share of matching time
+                _check_engines(sorted(engines_needed), sources, pairs, args, progress, helper, results, notes)
         finally:
             helper.close()
     reports = []
@@ -402,7 +404,7 @@ def run_verify(args) -> int:
     searches = SearchCache()
     before = {}
     try:
-        with ledger.lock(wait=args.wait):
+        with ledger.lock(wait=args.wait), Budget(pairs).active():
             # Every engine's ledger and evidence is read, and refused when malformed, before any file is written.
             loaded_ledgers = {engine: ledger.load(engine) for engine in engines}
             old_evidence = {engine: ledger.load_evidence(engine) for engine in engines}

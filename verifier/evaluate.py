@@ -36,6 +36,8 @@ ENTRY_SECONDS = 120.0
 #: Seconds of matching a run may spend in all (the whole KB takes about half a minute with no verdict cached);
 #: the run's helper process has as much again, at the same time.
 RUN_SECONDS = 1800.0
+#: How a refusal for time begins (an `error unavailable` message): such a verdict is tried again by the next run.
+BUDGET_SPENT = "time budget"
 
 
 class Budget:
@@ -46,9 +48,10 @@ class Budget:
     and refused once the entry's or the run's is spent. Wall-clock seconds: a query's process counts too.
     """
 
-    def __init__(self, pairs: Iterable = (), entry_seconds: float = ENTRY_SECONDS,
-                 run_seconds: float = RUN_SECONDS) -> None:
-        self.entry_seconds, self.run_seconds = entry_seconds, run_seconds
+    def __init__(self, pairs: Iterable = (), entry_seconds: float | None = None,
+                 run_seconds: float | None = None) -> None:
+        self.entry_seconds = ENTRY_SECONDS if entry_seconds is None else entry_seconds
+        self.run_seconds = RUN_SECONDS if run_seconds is None else run_seconds
         self.run_spent = 0.0
         self.spent: dict[str, float] = {}  # entry id -> seconds
         self._entry_of: dict[int, str] = {}  # id() of a form -> its entry's id
@@ -67,10 +70,10 @@ class Budget:
     def refusal(self, form: Form) -> str | None:
         """Why `form` is not evaluated any more in this run, or None."""
         if self.run_spent >= self.run_seconds:
-            return f"time budget of the run spent ({self.run_seconds:g} s of matching); not evaluated in this run"
+            return f"{BUDGET_SPENT} of the run spent ({self.run_seconds:g} s of matching); not evaluated in this run"
         entry = self._entry_of.get(id(form))
         if entry is not None and self.spent.get(entry, 0.0) >= self.entry_seconds:
-            return (f"time budget of the entry spent ({self.entry_seconds:g} s of matching for {entry}); "
+            return (f"{BUDGET_SPENT} of the entry spent ({self.entry_seconds:g} s of matching for {entry}); "
                     "not evaluated in this run")
         return None
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from . import __version__, locate
-from .evaluate import FileCache, Unknown, evaluate_source, lookup
+from .evaluate import BUDGET_SPENT, FileCache, Unknown, evaluate_source, lookup
 from .helper import Helper
 from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
 from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_bounds
@@ -327,9 +327,15 @@ def _stale(version: str, record: ReleaseRecord, pairs) -> bool:
         if not check.forms_at(version):
             if verdict is not None:
                 return True
-        elif verdict is None or verdict.check != check.fingerprint:
+        elif verdict is None or verdict.check != check.fingerprint \
+                or _refused_for_time(verdict.verdict, verdict.reason, verdict.message):
             return True
     return False
+
+
+def _refused_for_time(status: str, reason: str | None, message: str | None) -> bool:
+    """A verdict a run's time budget refused (it says nothing of the code): the next run tries it again."""
+    return status == ERROR and reason == "unavailable" and (message or "").startswith(BUDGET_SPENT)
 
 
 def _last_statuses(ledger, before: str | None) -> dict[tuple[str, str], str]:
@@ -420,7 +426,10 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     verdicts.flush()  # one transaction per release
                 if results and all(r.verdict.reason == "unavailable" for r in results):
                     # Nothing was learnt about the code; left out so that the next `--new` run tries again.
-                    run.skipped.append(f"error: {engine} {release.version} could not be read "
+                    what = "was not verified" if all(_refused_for_time(r.verdict.status, r.verdict.reason,
+                                                                      r.verdict.message) for r in results) \
+                        else "could not be read"
+                    run.skipped.append(f"error: {engine} {release.version} {what} "
                                        f"({results[0].verdict.message}); not recorded in the ledger")
                     continue
                 if engine_ledger.record(release, results, source_label, now, __version__, bounds):
