@@ -46,7 +46,7 @@ RULES: dict[str, str] = {
     "G307": "a regular expression does not compile",
     "G308": "a tree-sitter query does not compile",
     "G309": "a symbol is not a dotted Python name",
-    "G310": "a fragment or text is empty",
+    "G310": "a fragment or text is empty, or too costly to match (nested too deeply, too many `$$$`/`$NAME`)",
     "G311": "a form of `earlier` gives modifiers without a matcher",
     "G312": "a release bound (since, until, introduced, fixed) is not a PEP 440 version, or since comes after until",
     "G313": "a form can never apply: its bounds lie outside the engine's tracked releases, or a form before it "
@@ -325,5 +325,8 @@ def _fragments(form: Form, check: Check, entry: Entry, kb: KB):
                                ("after", form.after, True)):
         if code is None or (key != "after" and (matcher is None or matcher.validate or matcher.symbol)):
             continue  # a regex, a query or a symbol: judged by its own rule
-        if not code.strip() or (is_code and Fragment(code).is_empty):
+        piece = Fragment(code) if is_code and code.strip() else None
+        if piece is not None and piece.problem:  # too costly to match: evaluation would say `error invalid`
+            yield key, "G310", f"{key!r} {piece.problem}"
+        elif not code.strip() or (piece is not None and piece.is_empty):
             yield key, "G310", f"{key!r} has nothing to look for"
