@@ -57,6 +57,12 @@ PARENTHESES = [
     ("lambda r: (r.a, r.b)", "lambda r: r.a, r.b\n", False),
     ("[x for x in a if b]", "[x for x in (a if b else c)]\n", False),  # grouped in a comprehension's `in`
     ("[x for x in (a if b else c)]", "[x for x in (a if b else c)]\n", True),
+    # An assignment expression as the whole condition (black and ruff wrap it in parentheses when they break
+    # the line); elsewhere its parentheses are often required, and kept.
+    ("if n := f():\n    pass", "if (\n    n := f()\n):\n    pass\n", True),
+    ("if (n := f()):\n    pass", "if n := f():\n    pass\n", True),
+    ("while n := f():\n    pass", "while (n := f()):\n    pass\n", True),
+    ("if a:\n    pass\nelif n := f():\n    pass", "if a:\n    pass\nelif (n := f()):\n    pass\n", True),
 ]
 
 COMMAS = [

@@ -96,6 +96,9 @@ def _precedence(node: tree_sitter.Node) -> int:
 
 def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node | None, index: int) -> bool:
     """Whether `(inner)`, the `index`-th child of `parent`, reads otherwise without its parentheses."""
+    if inner.type == "named_expression" and parent is not None and index == 1 \
+            and parent.type in ("if_statement", "elif_clause", "while_statement"):
+        return False  # `if (n := f()):`, as formatters write `if n := f():` when they break the line
     if inner.type in ("yield", "named_expression", "list_splat", "dictionary_splat", "expression_list"):
         return True  # rare, and not always optional: kept
     strength = _precedence(inner)
