@@ -297,14 +297,21 @@ def leaky_kb(kb):
 
 
 def test_a_directory_source_hands_no_dot_file_to_checks(leaky_kb, checkout, capsys):
-    code, out, err = run_cli(capsys, "verify", "--source", f"dir:{checkout}", "--format", "json")
-    records = {r["check"]: r for r in json.loads(out)}
+    # `check` evaluates even what lint refuses: the source's own guard, with lint's out of the way.
+    code, out, err = run_cli(capsys, "check", "--source", f"dir:{checkout}", "--format", "json")
+    records = {r["check"]: r for r in json.loads(out) if "check" in r}
     assert {name: records[name]["verdict"] for name in ("remote", "env", "settings", "hidden")} == dict.fromkeys(
         ("remote", "env", "settings", "hidden"), "error")
     assert records["zero"]["verdict"] == records["metric"]["verdict"] == "holds"  # the engine's own files still read
-    assert code == 3
-    written = "".join(p.read_text() for p in (leaky_kb / "ledger").glob("*.json"))
-    assert SECRET not in out + err + written
+    assert code == 1  # lint: three paths into dot-files and dot-folders (G305)
+    assert SECRET not in out + err
+
+
+def test_verify_does_not_start_on_checks_of_dot_paths_and_leaks_nothing(leaky_kb, checkout, capsys):
+    code, out, err = run_cli(capsys, "verify", "--source", f"dir:{checkout}", "--format", "json")
+    assert code == 2 and err.count("G305") == 3, err
+    assert not (leaky_kb / "ledger").exists()
+    assert SECRET not in out + err
 
 
 def test_a_directory_lists_no_dot_file_nor_anything_in_a_dot_folder(checkout):
