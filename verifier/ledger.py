@@ -373,6 +373,16 @@ def _unknown(known) -> str:
     return f"not a key this format has ({', '.join(sorted(known))})"
 
 
+def _exact_keys(data: dict, keys) -> None:
+    """`data` has each of `keys` and no other."""
+    for key in data:
+        if key not in keys:
+            raise _Malformed(_unknown(keys), key)
+    for key in keys:
+        if key not in data:
+            raise _Malformed("missing", key)
+
+
 def _text(value, key: str) -> None:
     if type(value) is not str:
         raise _Malformed(f"must be text, not {_kind(value)}", key)
@@ -592,12 +602,7 @@ def decode_evidence(data, engine: str, where: str) -> dict:
 def _check_evidence(data, engine: str) -> None:
     if type(data) is not dict:
         raise _Malformed(f"not evidence of {engine}: not an object but {_kind(data)}")
-    for key in data:
-        if key not in _EVIDENCE_KEYS:
-            raise _Malformed(_unknown(_EVIDENCE_KEYS), key)
-    for key in _EVIDENCE_KEYS:
-        if key not in data:
-            raise _Malformed("missing", key)
+    _exact_keys(data, _EVIDENCE_KEYS)
     if data["engine"] != engine:
         raise _Malformed(f"not evidence of {engine} (it says {_kind(data['engine'])})", "engine")
     if data["version"] is not None:
@@ -620,12 +625,7 @@ def _check_evidence(data, engine: str) -> None:
 def _check_excerpt(excerpt) -> None:
     if type(excerpt) is not dict:
         raise _Malformed(f"must be an excerpt (an object), not {_kind(excerpt)}")
-    for key in excerpt:
-        if key not in _EXCERPT_KEYS:
-            raise _Malformed(_unknown(_EXCERPT_KEYS), key)
-    for key in _EXCERPT_KEYS:
-        if key not in excerpt:
-            raise _Malformed("missing", key)
+    _exact_keys(excerpt, _EXCERPT_KEYS)
     _text(excerpt["path"], "path")
     if type(excerpt["verdict"]) is not str or excerpt["verdict"] not in VERDICTS:
         raise _Malformed(f"must be one of {', '.join(VERDICTS)}, not {_kind(excerpt['verdict'])}", "verdict")
