@@ -16,7 +16,7 @@ from verifier.entries import MAX_ENTRY_BYTES, load_entry
 from verifier.safety import MAX_NAME, PathError, inside, name_problem, read_regular
 
 from .conftest import REPO, VALID_ENTRY, run_cli
-from .gitrepo import ISOLATED_GIT_ENV, GitRepo
+from .test_pr_mode import repo  # noqa: F401  (the KB as a git repository on a branch `pr`)
 
 LEAVING = ["../x", "..", "a/../../b", "/etc/x", "a/b", "a\\b", "x\0y", "C:x", ".hidden", "a.."]
 
@@ -136,18 +136,6 @@ def test_lint_says_why_an_id_is_not_a_name(tmp_path):
     found = {(d.code, d.message) for d in lint.lint(load_entry(path), kb_module.load(REPO))}
     assert ("G204", f"id {long_id!r} is {MAX_NAME + 1} characters long; at most {MAX_NAME}") in found
     assert ("G204", "check id 'Zero' must be kebab-case (a-z, 0-9, '-')") in found
-
-
-@pytest.fixture
-def repo(kb_root, monkeypatch):
-    for key, value in ISOLATED_GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
-    repo = GitRepo(kb_root)
-    repo.commit("the KB")
-    repo.git("checkout", "--quiet", "-b", "pr")
-    monkeypatch.chdir(kb_root)
-    return repo
 
 
 def test_a_pull_request_adding_an_entry_linked_to_a_device_is_checked_and_refused(repo, capsys):
