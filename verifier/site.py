@@ -35,7 +35,7 @@ from .kb import KB, Engine
 from .ledger import EngineLedger, EntryRecord, Ledger
 from .matchers import REGISTRY
 from .model import CHANGED, ERROR, HOLDS, MISSING, NOT_AFFECTED, STATUSES, UNVERIFIED, VERDICTS, Entry, entry_bounds
-from .safety import PathError, inside, read_regular
+from .safety import PathError, inside, open_regular, read_regular
 
 SECTION_IDS = {"Symptom": "symptom", "Root cause": "root-cause", "Workaround": "workaround", "Notes": "notes"}
 #: Entry statuses and check verdicts, in words and icons (never colour alone).
@@ -316,7 +316,7 @@ class Builder:
         target = inside(self.out, _relative(path))
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o644)
+            fd = open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # never over a file or through a link
         except FileExistsError:  # two names one file system does not tell apart (`A` and `a` on macOS)
             raise SiteError(f"two files of the site would be written at {target}") from None
         with os.fdopen(fd, "wb") as f:
@@ -340,10 +340,6 @@ class Builder:
 
         walk(self.assets, ("assets",))
         return found
-
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def _relative(path: tuple[str, ...]) -> str:
