@@ -28,19 +28,20 @@ RULES: dict[str, str] = {
     "G106": "a key is written twice",
     "G107": "the file cannot be read: not a regular file (a symbolic link, a device), too large, binary, not UTF-8",
     "G201": "unknown key",
-    "G202": "a required field or key is missing",
+    "G202": "a required field or key is missing, or a condition's witness names no check of the entry",
     "G203": "a value has the wrong type",
     "G204": "an id is not kebab-case, or longer than 128 characters",
     "G205": "the entry id differs from the file name",
     "G206": "the scheme is not in gotchas/schemes.yaml",
     "G207": "a concept is not in gotchas/concepts.yaml",
-    "G208": "an engine is not in gotchas/engines.yaml",
+    "G208": "an engine (of the entry, or of a condition) is not in gotchas/engines.yaml",
     "G209": "a reference is not an https URL",
     "G210": "a list is empty or repeats a value",
     "G301": "two checks of one entry share an id",
     "G302": "a check has no matcher or more than one",
     "G303": "a modifier where it is not allowed (after/adjacent only with contains; adjacent needs after; no in with defines)",
-    "G304": "a check's engine is missing or not among the entry's engines",
+    "G304": "a check's or a condition's engine is missing or not among the entry's engines, or a condition's "
+            "witness is a check of another engine",
     "G305": "a path is not a confined repository path, or names a dot-file or dot-folder",
     "G306": "in, string, defines, query and adjacent need a Python file",
     "G307": "a regular expression does not compile",
@@ -48,7 +49,8 @@ RULES: dict[str, str] = {
     "G309": "a symbol is not a dotted Python name",
     "G310": "a fragment or text is empty, or too costly to match (nested too deeply, too many `$$$`/`$NAME`)",
     "G311": "a form of `earlier` gives modifiers without a matcher",
-    "G312": "a release bound (since, until, introduced, fixed) is not a PEP 440 version, or since comes after until",
+    "G312": "a release bound (since, until, introduced, fixed; of a check, a form or a condition) is not a PEP 440 "
+            "version, or since comes after until",
     "G313": "a form can never apply: its bounds lie outside the engine's tracked releases, or a form before it "
             "decides every release it could",
     "G314": "introduced or fixed names an engine the entry does not have, or introduced does not come before fixed",
@@ -206,6 +208,42 @@ def _check_ids(entry: Entry, loaded: LoadedEntry, kb: KB):
                              f"check id {check_id!r} is already used at line {seen[check_id]}")
         else:
             seen[check_id] = node.line
+
+
+@entry_rule
+def _conditions(entry: Entry, loaded: LoadedEntry, kb: KB):
+    """`when` (FORMAT.md, "Conditions"): the engine is the entry's, the witness is a check of the entry for that
+    engine, the bounds are versions in order. The shape of each item is the loader's (G201-G203, G210)."""
+    checks = {c.id: c for c in loaded.linted_checks}
+    for condition, node in loaded.condition_nodes:
+        def line(key: str) -> int:
+            return node.key_lines.get(key, node.line)
+
+        what = f"condition on {condition.setting}"
+        if condition.engine and condition.engine not in kb.engines:
+            yield Diagnostic(loaded.file, line("engine"), "G208",
+                             f"{what}: unknown engine {condition.engine!r}; engines are: {', '.join(kb.engines)}")
+        elif entry.engines and condition.engine not in entry.engines:
+            yield Diagnostic(loaded.file, line("engine"), "G304", f"{what}: engine {condition.engine!r} is not among "
+                                                                  f"the entry's engines ({', '.join(entry.engines)})")
+        witness = checks.get(condition.witness or "")
+        if witness is None:
+            yield Diagnostic(loaded.file, line("witness"), "G202",
+                             f"{what}: witness {condition.witness!r} is not a check of this entry; name the check "
+                             f"that pins the default (checks: {', '.join(checks) or 'none'})")
+        elif witness.engine != condition.engine:
+            yield Diagnostic(loaded.file, line("witness"), "G304",
+                             f"{what}: witness {witness.id!r} is a check of {witness.engine or 'no engine'}, the "
+                             f"condition is of {condition.engine}: the default must be pinned in that engine's code")
+        for key in ("since", "until"):
+            value = getattr(condition, key)
+            if value is not None and release_version(value) is None:
+                yield Diagnostic(loaded.file, line(key), "G312",
+                                 f"{what}: {key} {value!r} is not a release version (PEP 440, like 0.11.2)")
+        if (condition.since is not None and condition.until is not None and release_version(condition.since)
+                and release_version(condition.until) and not within(condition.since, None, condition.until)):
+            yield Diagnostic(loaded.file, line("since"), "G312",
+                             f"{what}: since {condition.since} comes after until {condition.until}")
 
 
 # --- check rules: each yields (key to point at, code, message) ---------------------

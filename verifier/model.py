@@ -174,6 +174,75 @@ class Check:
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
 
 
+#: `default: computed`: the engine derives the setting (from the GPU, the model, other flags).
+COMPUTED = "computed"
+
+
+def setting_value(value: object) -> object:
+    """A setting's value in the one form conditions compare: a bool stays a bool, anything else is its text,
+    numbers in canonical form (`0`, `0.0` and `00` are one value; `1e3` is `1000`)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return text if number != number or number in (float("inf"), float("-inf")) else repr(number).removesuffix(".0")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A setting under which an entry's gotcha bites (FORMAT.md, "Conditions"): a flag (with its aliases) or an
+    environment variable of one engine, the values that make it bite (`is`) or spare it (`is-not`), the default
+    a deployment that does not set it gets, and the check of the entry that pins that default."""
+
+    engine: str
+    flags: tuple[str, ...] = ()  # the flag and its aliases as written (`--tensor-parallel-size`, `-tp`)
+    env: str | None = None
+    values: tuple[object, ...] = ()  # of `is` or `is-not`: bools, or text as written
+    negated: bool = False  # `is-not`
+    default: object = None  # a bool, text, COMPUTED; None when not written (lint's G202)
+    witness: str | None = None  # a check id of the entry
+    since: str | None = None
+    until: str | None = None
+    line: int = 0
+
+    @property
+    def setting(self) -> str:
+        """How people name it: the flag as first written, or the variable."""
+        return self.flags[0] if self.flags else self.env or ""
+
+    @property
+    def boolean(self) -> bool:
+        return bool(self.values) and all(isinstance(v, bool) for v in self.values)
+
+    @property
+    def computed(self) -> bool:
+        return self.default == COMPUTED
+
+    def applies(self, version: str) -> bool:
+        return within(version, self.since, self.until)
+
+    def met_by(self, value: object) -> bool:
+        """Whether a deployment whose setting has `value` meets the condition."""
+        wanted = {setting_value(v) for v in self.values}
+        return (setting_value(value) in wanted) != self.negated
+
+    def describe(self) -> str:
+        """`--scheduling-policy is fcfs`, `--enable-cache-report is not set`..."""
+        if self.boolean and len(self.values) == 1:
+            on = self.values[0] != self.negated
+            return f"{self.setting} is {'set' if on else 'not set'}" if self.flags else \
+                f"{self.setting} is {'true' if on else 'false'}"
+        shown = " or ".join(_shown(v) for v in self.values)
+        return f"{self.setting} is {'not ' if self.negated else ''}{shown}"
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 @dataclass(frozen=True)
 class HistoryEvent:
     date: _dt.date
@@ -196,6 +265,7 @@ class Entry:
     checks: tuple[Check, ...] = ()
     introduced: dict[str, str] = field(default_factory=dict)  # engine -> the release where the gotcha began
     fixed: dict[str, str] = field(default_factory=dict)  # engine -> the release where it ended
+    conditions: tuple[Condition, ...] = ()  # `when`: the settings under which it bites
     sections: dict[str, str] = field(default_factory=dict)  # section title -> Markdown
     lines: dict[str, int] = field(default_factory=dict)  # field or section name -> line
 

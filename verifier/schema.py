@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from .entries import CHECK_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED, FORM_FIELDS
+from .entries import CHECK_FIELDS, CONDITION_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED, FORM_FIELDS
 from .kb import KB
 from .matchers import NAMES as MATCHERS, REGISTRY
 from .safety import KEBAB, MAX_NAME
@@ -85,6 +85,37 @@ def entry_schema(kb: KB) -> dict:
         ],
     }
     assert set(check["properties"]) == set(CHECK_FIELDS)
+    setting_value = {"type": ["string", "number", "boolean"]}
+    flag = {"type": "string", "pattern": r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$", "not": {"pattern": "^--no-"}}
+    values = {"type": "array", "minItems": 1, "uniqueItems": True,
+              "anyOf": [{"items": {"type": "boolean"}}, {"items": {"type": ["string", "number"]}}]}
+    condition = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["default", "witness"],
+        "description": "a setting under which the gotcha bites: it applies when every condition of its engine is met",
+        "properties": {
+            "engine": {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"},
+            "flag": {"anyOf": [flag, {"type": "array", "minItems": 1, "uniqueItems": True, "items": flag}],
+                     "description": "the command-line flag, or a list of it and its aliases ([--tensor-parallel-size,"
+                                    " -tp]); a boolean flag's --no-X form is X: false"},
+            "env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "an environment variable"},
+            "is": {**values, "description": "the values under which the gotcha bites"},
+            "is-not": {**values, "description": "the values under which it does not"},
+            "default": {**setting_value, "description": "what a deployment that does not set it gets; 'computed' "
+                                                        "when the engine derives it"},
+            "witness": {"type": "string", "pattern": _KEBAB, "description": "the check of this entry that pins the "
+                                                                            "default"},
+            "since": {**_VERSION, "description": "the first release (inclusive) in which this condition applies"},
+            "until": {**_VERSION, "description": "the last release (inclusive; its post-releases too) in which it "
+                                                 "applies"},
+        },
+        "allOf": [
+            {"oneOf": [{"required": ["flag"]}, {"required": ["env"]}]},
+            {"oneOf": [{"required": ["is"]}, {"required": ["is-not"]}]},
+        ],
+    }
+    assert set(condition["properties"]) == set(CONDITION_FIELDS)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://gotchas.invalid/entry.schema.json",
@@ -109,6 +140,8 @@ def entry_schema(kb: KB) -> dict:
                            "description": "per engine, the release where the gotcha began"},
             "fixed": {"type": "object", "propertyNames": {"enum": sorted(kb.engines)}, "additionalProperties": _VERSION,
                       "description": "per engine, the release where the gotcha ended"},
+            "when": {"type": "array", "minItems": 1, "items": condition,
+                     "description": "the settings under which the gotcha bites"},
             "checks": {"type": "array", "minItems": 1, "items": check},
         },
     }
