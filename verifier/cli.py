@@ -184,6 +184,40 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     show.set_defaults(run=run_show)
 
+    audit = commands.add_parser(
+        "audit", help="which gotchas bite a deployment: its engine versions and settings",
+        description="List the gotchas that bite a deployment's engine versions, from the knowledge base this "
+                    "installation ships (or a checkout, --kb): the engines installed in this environment by "
+                    "default, or in another one (--python), pinned in requirements or lock files (-r: "
+                    "requirements.txt, pip freeze output, uv.lock, poetry.lock, pylock.toml), or given (--engine). "
+                    "A serve command line (--serve) or a start-up log (--serve-log) decides the entries' conditions. "
+                    "Exit codes: 0 nothing applies, 1 something applies (see --fail-on), 2 usage, 3 the machinery "
+                    "failed (another environment, the KB data).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("--engine", dest="engines", action="append", default=[], metavar="ENGINE==VERSION",
+                       help="audit this engine version (repeatable), e.g. vllm==0.10.0")
+    audit.add_argument("--python", metavar="PATH", help="audit the engines installed in another environment, by its "
+                                                        "interpreter (it is run to print their versions)")
+    audit.add_argument("-r", "--requirements", action="append", default=[], metavar="FILE",
+                       help="audit the engines pinned in FILE: requirements or pip freeze output, or a lock file "
+                            "named uv.lock, poetry.lock or pylock.toml (repeatable)")
+    audit.add_argument("--serve", action="append", default=[], metavar="COMMAND",
+                       help="the serve command line, e.g. \"vllm serve MODEL --scheduling-policy priority\" "
+                            "(one per engine)")
+    audit.add_argument("--serve-log", action="append", default=[], metavar="FILE",
+                       help="a server's start-up log: vLLM's 'non-default args: {...}' or SGLang's "
+                            "'server_args=ServerArgs(...)' line (one per engine)")
+    audit.add_argument("--kb", metavar="DIR", help="read the entries and ledger of this checkout instead of the "
+                                                   "knowledge base the installation ships")
+    audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="do not report this entry "
+                                                                                   "(repeatable)")
+    audit.add_argument("--fail-on", choices=("holds", "unverified"), default="holds",
+                       help="exit 1 when something bites (holds: 'bites' and 'bites only if', the default), or "
+                            "also when an entry is unverified at the release (unverified)")
+    audit.add_argument("--format", choices=("text", "json", "markdown", "sarif"), default="text")
+    audit.add_argument("--site-url", default="", metavar="URL", help="the published site, for a link to each entry")
+    audit.set_defaults(run=run_audit)
+
     schema = commands.add_parser(
         "schema", help="print the JSON Schema of an entry's front matter",
         description="Print the JSON Schema of front matter, with the KB's vocabularies; "
@@ -752,3 +786,58 @@ def run_schema(args) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def run_audit(args) -> int:
+    from . import audit, compiled, deployment
+
+    try:
+        if args.kb:
+            if kb_module.find_root(args.kb) != Path(args.kb).resolve():
+                raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
+            data = compiled.compile_kb(args.kb)
+        else:
+            data = compiled.load_packaged()
+            if data is None:  # an editable install, or a run from a checkout: its own KB
+                root = kb_module.find_root(Path(__file__).resolve().parent.parent)
+                if root is None:
+                    print("gotchas: this installation ships no compiled knowledge base; give --kb DIR",
+                          file=sys.stderr)
+                    return EXIT_ERROR
+                data = compiled.compile_kb(root)
+    except compiled.CompiledKBError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    packages = {key: engine["package"] for key, engine in data["engines"].items()}
+    known = {e["id"] for e in data["entries"]}
+    unknown = [i for i in args.ignore if i not in known]
+    if unknown:
+        raise UsageError(f"--ignore: no entry {', '.join(map(repr, unknown))}")
+    notes: list[str] = []
+    try:
+        settings: dict[str, deployment.Settings] = {}
+        given = [deployment.parse_log(path) for path in args.serve_log]
+        only = args.engines[0].partition("==")[0].strip().lower() if len(args.engines) == 1 else None
+        given += [deployment.parse_serve(line, only if only in packages else None) for line in args.serve]
+        for found in given:
+            if found.engine in settings:
+                raise UsageError(f"{found.origin}: a second set of {found.engine} settings "
+                                 f"(after {settings[found.engine].origin}); audit one deployment at a time")
+            settings[found.engine] = found
+        installed = deployment.from_specs(args.engines, packages)
+        if args.python:
+            installed += deployment.from_python(args.python, packages)
+        for path in args.requirements:
+            installed += deployment.from_file(path, packages, notes)
+        if not (args.engines or args.python or args.requirements):
+            logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
+            installed = logged or deployment.from_environment(packages)
+    except deployment.DeploymentError as exc:
+        raise UsageError(str(exc)) from None
+    except deployment.EnvironmentFailed as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    result = audit.audit(data, installed, settings, set(args.ignore))
+    result.notes[:0] = notes
+    sys.stdout.write(audit.render(args.format, data, result, args.site_url))
+    return EXIT_FINDINGS if audit.failing(result, args.fail_on) else EXIT_OK

@@ -1,0 +1,167 @@
+"""The KB compiled for `gotchas audit`: what an audit needs of every entry, with its status at every release.
+
+`audit` must work from an installed wheel, with no checkout: the wheel carries
+this compilation as package data (`verifier/kb.json`), written at build time by
+`setup.py` from the checkout's entries and ledger, so that the data shipped is
+always the data the wheel was built from (a committed copy would go stale with
+every nightly ledger update). A checkout (`--kb DIR`, or the checkout an
+editable install runs from) is compiled on the fly, the same way.
+
+Per entry: id, title, engines, the first step of its Workaround, its conditions
+(`when`), and per engine the status at each release of the ledger (recomputed
+from the check verdicts with the entry's `introduced`/`fixed`, as `show` does),
+and per condition the releases where its witness check holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from . import __version__
+from .model import Condition
+
+FORMAT = 1
+PACKAGED = "kb.json"  # beside this module, in a wheel
+#: The largest compiled KB read (today's is about 0.3 MB).
+MAX_BYTES = 32 << 20
+
+
+class CompiledKBError(Exception):
+    """The compiled KB (packaged, or compiled from a checkout) cannot be read or made; the message says why."""
+
+
+def compile_kb(root: str | os.PathLike) -> dict:
+    """The compiled KB of a checkout: its entries (lint-clean ones only) and its ledger."""
+    from . import kb as kb_module, lint
+    from .entries import load_entry
+    from .ledger import DEFAULT_DIR, Ledger, LedgerError, status_of
+    from .model import entry_bounds
+
+    root = Path(root)
+    try:
+        kb = kb_module.load(root)
+    except kb_module.KBError as exc:
+        raise CompiledKBError(str(exc)) from None
+    ledger = Ledger(root / DEFAULT_DIR)
+    skipped = []
+    try:
+        ledgers = {engine: ledger.load(engine) for engine in kb.engines}
+    except LedgerError as exc:
+        raise CompiledKBError(str(exc)) from None
+    entries = []
+    for path in kb.entry_files():
+        loaded = load_entry(path, display=f"gotchas/{path.name}")
+        entry = loaded.entry
+        if entry is None or lint.lint(loaded, kb):
+            skipped.append(path.stem)  # an entry with lint problems is not audited: what it says is not sure
+            continue
+        statuses: dict[str, dict[str, str]] = {}
+        for engine in entry.engines:
+            bounds = entry_bounds(entry, engine)
+            found = {}
+            for version, release in ledgers[engine].releases.items():
+                record = release.entries.get(entry.id)
+                if record is not None:
+                    found[version] = status_of(version, record.checks, bounds)
+            statuses[engine] = dict(sorted(found.items(), key=lambda kv: _order(kv[0])))
+        conditions = []
+        for condition in entry.conditions:
+            confirmed = [v for v, release in ledgers[condition.engine].releases.items()
+                         if (record := release.entries.get(entry.id)) is not None
+                         and (check := record.checks.get(condition.witness or "")) is not None
+                         and check.verdict == "holds"]
+            conditions.append({**condition_to_json(condition), "confirmed": sorted(confirmed, key=_order)})
+        entries.append({
+            "id": entry.id,
+            "title": entry.title,
+            "engines": list(entry.engines),
+            "workaround": first_step(entry.sections.get("Workaround", "")),
+            "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
+            "conditions": conditions,
+            "statuses": statuses,
+        })
+    return {
+        "format": FORMAT,
+        "compiled_by": f"gotchas {__version__}",
+        "engines": {key: {"name": e.name, "package": e.package,
+                          "releases": ledgers[key].versions()} for key, e in kb.engines.items()},
+        "entries": entries,
+        "skipped": skipped,
+    }
+
+
+def _order(version: str):
+    from .ledger import version_key
+    return version_key(version)
+
+
+def condition_to_json(condition: Condition) -> dict:
+    return {"engine": condition.engine, "flags": list(condition.flags), "env": condition.env,
+            "values": list(condition.values), "negated": condition.negated, "default": condition.default,
+            "witness": condition.witness, "since": condition.since, "until": condition.until}
+
+
+def condition_from_json(data: dict) -> Condition:
+    return Condition(data["engine"], tuple(data["flags"]), data["env"], tuple(data["values"]), data["negated"],
+                     data["default"], data["witness"], data["since"], data["until"])
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def first_step(markdown: str) -> str:
+    """The first paragraph or list item of a section, on one line (`- Start the server with ...`); a paragraph
+    that ends with a colon takes the item it introduces."""
+    blocks: list[list[str]] = []
+    for line in markdown.strip().split("\n"):
+        if not line.strip() or _LIST_ITEM.match(line):
+            if blocks and blocks[-1]:
+                if not " ".join(blocks[-1]).rstrip().endswith(":"):
+                    break
+                blocks.append([])
+            if not line.strip():
+                continue
+        if not blocks:
+            blocks.append([])
+        blocks[-1].append(_LIST_ITEM.sub("", line, count=1) if not blocks[-1] else line)
+    return " ".join(" ".join(" ".join(b) for b in blocks).split())
+
+
+def write(root: str | os.PathLike, target: str | os.PathLike) -> dict:
+    """Compile a checkout into `target` (what `setup.py` does at build time)."""
+    data = compile_kb(root)
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    Path(target).write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    return data
+
+
+def packaged_path() -> Path:
+    return Path(__file__).resolve().parent / PACKAGED
+
+
+def load_packaged() -> dict | None:
+    """The compiled KB this installation ships, or None when it ships none (an editable install, a checkout)."""
+    path = packaged_path()
+    if not path.is_file():
+        return None
+    return read(path)
+
+
+def read(path: str | os.PathLike) -> dict:
+    from .safety import PathError, read_regular
+
+    try:
+        data = read_regular(Path(path), MAX_BYTES)
+    except (PathError, OSError) as exc:
+        raise CompiledKBError(f"{path}: cannot read the compiled KB: {exc}") from None
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise CompiledKBError(f"{path}: not a compiled KB: {exc}") from None
+    if not isinstance(value, dict) or value.get("format") != FORMAT or not isinstance(value.get("entries"), list) \
+            or not isinstance(value.get("engines"), dict):
+        raise CompiledKBError(f"{path}: not a compiled KB of format {FORMAT}; reinstall gotchas")
+    return value
