@@ -194,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Exit codes: 0 nothing applies, 1 something applies (see --fail-on), 2 usage, 3 the machinery "
                     "failed (another environment, the KB data).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("files", nargs="*", metavar="FILE", help="requirements or lock files, as with -r")
     audit.add_argument("--engine", dest="engines", action="append", default=[], metavar="ENGINE==VERSION",
                        help="audit this engine version (repeatable), e.g. vllm==0.10.0")
     audit.add_argument("--python", metavar="PATH", help="audit the engines installed in another environment, by its "
@@ -827,9 +828,9 @@ def run_audit(args) -> int:
         installed = deployment.from_specs(args.engines, packages)
         if args.python:
             installed += deployment.from_python(args.python, packages)
-        for path in args.requirements:
+        for path in [*args.requirements, *args.files]:
             installed += deployment.from_file(path, packages, notes)
-        if not (args.engines or args.python or args.requirements):
+        if not (args.engines or args.python or args.requirements or args.files):
             logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
             installed = logged or deployment.from_environment(packages)
     except deployment.DeploymentError as exc:
