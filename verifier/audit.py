@@ -260,7 +260,8 @@ def text(kb: dict, result: Audit, site_url: str = "") -> str:
     if result.ignored:
         out.append(f"ignored (--ignore): {', '.join(sorted(set(result.ignored)))}")
     if not result.targets:
-        out.append("no engine found to audit")
+        out.append("no engine found to audit: give --engine ENGINE==VERSION, a requirements or lock file, or "
+                   "--python PATH")
     out.extend(f"note: {n}" for n in result.notes)
     return terminal("\n".join(out)) + "\n"
 
