@@ -161,7 +161,7 @@ def test_verify_does_not_start_while_lint_reports_a_problem_and_writes_nothing(k
     (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY.replace("id: ops-example", "id: ../../evil"))
     monkeypatch.chdir(kb_root)
     code, _, err = run_cli(capsys, "verify", "--source", "dir:/nonexistent")
-    assert code == 2
+    assert code == 1  # a lint problem: for an author to fix
     assert "gotchas/ops-example.md:2:1: G204 id '../../evil' must be kebab-case" in err
     assert "2 lint problem(s) above" in err  # G204, and G205: the id is not the file name
     assert not (kb_root / "ledger").exists()
@@ -172,6 +172,6 @@ def test_site_does_not_start_while_lint_reports_a_problem_and_writes_nothing(kb_
     (kb_root / "gotchas" / "ops-other.md").write_text(VALID_ENTRY)  # claims ops-example's id
     monkeypatch.chdir(kb_root)
     code, _, err = run_cli(capsys, "site", "--out", str(kb_root / "out"))
-    assert code == 2
+    assert code == 1
     assert "gotchas/ops-other.md:2:1: G205 id 'ops-example' must equal the file name 'ops-other'" in err
     assert not (kb_root / "out").exists()

@@ -36,6 +36,11 @@ class UsageError(Exception):
     pass
 
 
+class LintRefusal(Exception):
+    """A command that writes or runs from entries refused to start: lint reported problems (exit 1, like any
+    lint problem: something for an author to fix, not a usage error)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -44,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, kb_module.KBError) as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except LintRefusal as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
     except KeyboardInterrupt:
         print("gotchas: interrupted", file=sys.stderr)
         return 130
@@ -334,7 +342,7 @@ def _load_clean(kb: kb_module.KB, names: list[str]):
     if diagnostics:
         for d in diagnostics:
             print(d, file=sys.stderr)
-        raise UsageError(f"{len(diagnostics)} lint problem(s) above; fix them first (`gotchas check --offline`)")
+        raise LintRefusal(f"{len(diagnostics)} lint problem(s) above; fix them first (`gotchas check --offline`)")
     return loaded, diagnostics, entries
 
 
