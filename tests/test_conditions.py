@@ -150,3 +150,14 @@ def test_values_compare_as_settings(written, deployed, met):
     assert Condition("vllm", ("--x",), values=(written,)).met_by(deployed) is met
     assert Condition("vllm", ("--x",), values=(written,), negated=True).met_by(deployed) is (not met)
     assert setting_value(True) is True
+
+
+def test_show_says_when_the_gotcha_bites_with_default_witness_and_bounds(kb_root, monkeypatch, capsys):
+    from .conftest import run_cli
+
+    block = WHEN + "    since: 0.9.2\n"
+    (kb_root / "gotchas" / "ops-example.md").write_text(with_when(block))
+    monkeypatch.chdir(kb_root)
+    code, out, err = run_cli(capsys, "show", "ops-example")
+    assert code == 0, err
+    assert "  bites only if --scheduling-policy is fcfs (default fcfs, pinned by check zero; since 0.9.2)" in out
