@@ -104,11 +104,22 @@ def test_every_page_has_one_h1_landmarks_and_a_skip_link(built_site):
         assert "main" in parsed.ids
 
 
+def _text_of(html: str) -> str:
+    """A fragment's text as a reader sees it: tags dropped, references decoded, spaces folded."""
+    import html as html_module
+
+    return " ".join(html_module.unescape(re.sub(r"<[^>]+>", "", html)).split())
+
+
 def test_entry_page_shows_status_history_evidence_and_permalink(built_site):
     _, out = built_site
     text = (out / "entries/ops-example/index.html").read_text()
-    assert "holds in vLLM 0.2.0 – 0.10.0 (latest)" in text
-    assert text.count('class="cell cell-') == 3  # the strip: one cell per release
+    runs = _text_of(text.split('class="runs"')[1].split("</ol>")[0])
+    # The strip in words: each run with its versions and size; "changed" at the oldest release says what it means.
+    assert "✗ changed in 0.1.0 (1 release): from the oldest release tracked, a claim is contradicted" in runs
+    assert "✓ holds in 0.2.0 – 0.10.0 (2 releases, latest)" in runs
+    assert text.count('<i class="c cell-') == 3  # the strip: one cell per release, hidden from screen readers
+    assert '<div class="strip" aria-hidden="true">' in text
     assert 'id="symptom"' in text and 'id="root-cause"' in text and 'id="workaround"' in text
     assert '<tr class="hit"><th scope="row">4</th>' in text  # the matched line, highlighted, numbered
     assert "request.num_computed_tokens = 0" in text
@@ -116,17 +127,60 @@ def test_entry_page_shows_status_history_evidence_and_permalink(built_site):
     assert "zero</code>: changed (not-found) in 0.1.0" in text  # the transition
 
 
+def test_every_badge_links_to_its_legend_entry(built_site):
+    _, out = built_site
+    badges = 0
+    for page in pages(out):
+        for tag, attrs in parse(page).tags:
+            if tag == "a" and "status" in (attrs.get("class") or "").split():
+                badges += 1
+                assert "legend/#" in attrs["href"], (page, attrs)
+    assert badges > 20
+    legend = parse(out / "legend/index.html").ids
+    from verifier.model import CHANGED_REASONS, ERROR_REASONS, MISSING_REASONS, STATUSES, VERDICTS
+
+    for status in STATUSES:
+        assert f"status-{status}" in legend
+    for verdict in VERDICTS:
+        assert f"verdict-{verdict}" in legend
+    for reason in (*CHANGED_REASONS, *MISSING_REASONS, *ERROR_REASONS, "budget"):
+        assert f"reason-{reason}" in legend
+
+
+def test_front_page_shows_the_releases_each_entry_bites_and_only_useful_filters(built_site):
+    _, out = built_site
+    text = (out / "index.html").read_text()
+    table = text.split('id="entries-table"')[1]
+    row = _text_of(table.split("An example gotcha that is well-formed")[1].split("</tr>")[0])
+    assert "vLLM: 0.2.0 – 0.10.0 (latest)" in row
+    select = text.split('id="filter-status"')[1].split("</select>")[0]
+    statuses = re.findall(r'<option value="([^"]*)">([^<]*)</option>', select)
+    assert statuses[0] == ("", "any")
+    assert [v for v, _ in statuses[1:]] == ["holds"]  # the only status any entry has at the latest release
+    assert statuses[1][1] == "holds at the latest release (3)"
+    # Categories come after the table, collapsed: nothing but the release form and the filters before it.
+    assert text.index('id="entries-table"') < text.index('class="browse"')
+    assert '<details class="browse-all">' in text
+
+
 def test_release_page_answers_which_gotchas_bite(built_site):
     _, out = built_site
     text = (out / "engines/vllm/0.2.0/index.html").read_text()
     holds = text.split('id="bite"')[1].split('id="changed-since"')[0]
-    assert "An example gotcha that is well-formed" in holds
-    assert "pkg/sched.py:4" in holds and "blob/v0.2.0/pkg/sched.py#L4" in holds
-    changed = text.split('id="changed-since"')[1]
-    assert "changed in 0.1.0 → holds here" in changed
+    item = holds.split('id="ops-example"')[1].split("</details>")[0]
+    summary = _text_of(item.split('<details')[0])
+    assert "An example gotcha that is well-formed" in summary
+    assert "Symptom: Latency climbs and vllm:num_preemptions rises." in summary  # one line of symptom
+    assert "What to do: Add capacity." in summary  # the workaround's summary
+    evidence = item.split('<details class="claims">')[1]  # one click further
+    assert "2 of 2 claims hold in 0.2.0" in _text_of(evidence)
+    assert "pkg/sched.py</span>:4" in evidence and "blob/v0.2.0/pkg/sched.py#L4" in evidence
+    changed = _text_of(text.split('id="changed-since"')[1].split("</section>")[0])
+    assert "An example gotcha that is well-formed: changed in 0.1.0 → ✓ holds here" in changed
     first = (out / "engines/vllm/0.1.0/index.html").read_text()
     contradicted = first.split('id="changed"')[1]
     assert "An example gotcha" in contradicted and "A claim is contradicted" in contradicted
+    assert 'href="../../../legend/#reason-not-found"' in contradicted
 
 
 def test_hostile_markup_comes_out_inert(built_site):
@@ -143,7 +197,7 @@ def test_hostile_markup_comes_out_inert(built_site):
     text = (out / "entries/ops-hostile-markup/index.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     documents = (out / "search/documents.json").read_text()
-    assert "</script" not in (out / "index.html").read_text().split('id="picker-data"')[1].split("</script>")[0]
+    assert "</script" not in (out / "index.html").read_text().split('id="release-data"')[1].split("</script>")[0]
     assert json.loads(documents)
 
 
@@ -273,8 +327,9 @@ def test_unverified_says_how_many_claims_were_verified_and_never_does_not_hold(k
     assert "Do not read this as" in unverified
     assert "blob/v0.2.0/pkg/metrics.py" not in release  # no link to a file the release does not have
     entry = (out / "entries/ops-example/index.html").read_text()
-    assert "holds in vLLM 0.1.0; unverified in vLLM 0.2.0 (latest) (1 of 2 claims verified in 0.2.0)" in entry
-    assert "0.2.0: unverified (1 of 2 claims verified)" in entry  # the strip's cell
+    runs = _text_of(entry.split('class="runs"')[1].split("</ol>")[0])
+    assert "✓ holds in 0.1.0 (1 release)" in runs
+    assert "? unverified in 0.2.0 (1 release, latest): 1 of 2 claims verified in 0.2.0" in runs
     assert "the code may have moved" in entry  # what `missing` means, beside the check
     for page in out.rglob("*.html"):
         assert "does not hold" not in page.read_text().lower(), page
@@ -283,3 +338,104 @@ def test_unverified_says_how_many_claims_were_verified_and_never_does_not_hold(k
     assert data["status"]["vllm"]["verified"]["0.2.0"] == {"verified": 1, "claims": 2}
     badge = (out / "badges/ops-example.svg").read_text()
     assert "vLLM ? unverified" in badge
+
+
+# --- evidence: bounded excerpts, links only to files the release has ------------------------------------------
+
+def _lines(n: int) -> list[str]:
+    return [f"line {i}" for i in range(1, n + 1)]
+
+
+def test_an_excerpt_is_a_few_lines_around_the_match():
+    from verifier.site import evidence
+
+    found = evidence.excerpt({"path": "a.py", "start": 1, "match": (50, 51), "lines": _lines(400)})
+    assert [r.number for r in found.rows] == [48, 49, 50, 51, 52, 53]
+    assert [r.number for r in found.rows if r.hit] == [50, 51]
+    assert found.scope is None
+    edge = evidence.excerpt({"path": "a.py", "start": 10, "match": (10, 10), "lines": _lines(3)})
+    assert [r.number for r in edge.rows] == [10, 11, 12]  # never past what the ledger kept
+
+
+@pytest.mark.parametrize("whole,match", [(True, (1, 2000)), (False, (3, 2000)), (True, (5, 5))],
+                         ids=["absent", "long-match", "absent-one-line"])
+def test_an_excerpt_of_a_whole_scope_is_its_first_lines_and_its_size(whole, match):
+    from verifier.site import evidence
+
+    found = evidence.excerpt({"path": "a.py", "start": 1, "match": match, "lines": _lines(2000)}, whole_scope=whole)
+    assert len(found.rows) == evidence.SCOPE_LINES
+    assert found.rows[0].number == match[0]
+    assert found.scope == (match[0], match[1] - match[0] + 1)
+    assert not any(r.hit for r in found.rows)
+
+
+def test_an_excerpt_cuts_a_very_long_line():
+    from verifier.site import evidence
+
+    found = evidence.excerpt({"path": "a.py", "start": 1, "match": (1, 1), "lines": ["x" * 100_000]})
+    assert len(found.rows[0].text) <= evidence.MAX_LINE + 2
+
+
+def test_the_real_sites_entry_pages_stay_small(real_site):
+    """Before #17 one entry page was 1.1 MB (its `absent` checks printed whole files)."""
+    sizes = {p.parent.name: p.stat().st_size for p in (real_site / "entries").glob("*/index.html")}
+    assert max(sizes.values()) < 150_000, max(sizes.items(), key=lambda i: i[1])
+    for page in (real_site / "entries").glob("*/index.html"):
+        for block in page.read_text().split('<table class="excerpt">')[1:]:
+            rows = block.split("</table>")[0].count("<tr")
+            assert rows <= 2 * 2 + 8, page  # context either side of a match of at most MAX_MATCH lines
+
+
+def test_code_links_only_to_files_the_release_has(kb_root, tmp_path, monkeypatch):
+    from verifier import kb as kb_module
+    from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, ReleaseRecord
+    from verifier.site import evidence
+    from verifier.site.model import EngineView, Site
+
+    from .conftest import VALID_ENTRY
+
+    (kb_root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
+    kb = kb_module.load(kb_root)
+    holds = CheckRecord("holds", form=0, path="pkg/sched.py", lines=(4, 4), check="x")
+    gone = CheckRecord("missing", "file-missing", 0, "pkg/metrics.py", check="y")
+    no_symbol = CheckRecord("missing", "symbol-missing", 0, "pkg/sched.py", check="y")
+    broken = CheckRecord("error", "unavailable", 0, "pkg/other.py", check="y")
+    ledger = EngineLedger("vllm", {
+        "0.1.0": ReleaseRecord("2024-01-01", "sha256:a", "pypi", "t", "0.4.0",
+                               {"ops-example": EntryRecord("unverified", {"zero": holds, "metric": gone})}),
+        "0.2.0": ReleaseRecord("2024-02-01", "sha256:b", "pypi", "t", "0.4.0",
+                               {"ops-example": EntryRecord("unverified", {"zero": no_symbol, "metric": broken})})})
+    data = Site(kb, [], {"vllm": EngineView(kb.engines["vllm"], ledger, {})})
+    assert data.files_at("vllm", "0.1.0") == {"pkg/sched.py"}
+    assert evidence.code_link(data, "vllm", "0.1.0", holds).endswith("/blob/v0.1.0/pkg/sched.py#L4")
+    assert evidence.code_link(data, "vllm", "0.1.0", gone) is None  # the file is missing there
+    # The file is there (only its symbol is not): a link to the file, without lines.
+    assert evidence.code_link(data, "vllm", "0.2.0", no_symbol).endswith("/blob/v0.2.0/pkg/sched.py")
+    assert evidence.code_link(data, "vllm", "0.2.0", broken) is None  # an error says nothing of the file
+    # A file that holds in another release, but that no verdict found in this one, gets no link here.
+    assert evidence.code_link(data, "vllm", "0.2.0", gone) is None
+
+
+@pytest.mark.parametrize("name", ["../layout.html", "/etc/passwd", ".hidden"])
+def test_templates_are_named_inside_their_folder(tmp_path, name):
+    import jinja2
+
+    from verifier.site import SiteError
+    from verifier.site.writer import environment
+
+    from .conftest import REPO
+
+    env = environment(REPO / "site" / "templates")
+    with pytest.raises((SiteError, jinja2.TemplateNotFound)):
+        env.get_template(name)
+
+
+def test_summaries_are_one_line_cut_at_a_word():
+    from verifier.site.text import MAX_SUMMARY, summary
+
+    assert str(summary("- Pass `--x`.\n- Or lower `y`.")) == "Pass <code>--x</code>."
+    assert str(summary("First sentence here. Second one.")) == "First sentence here. Second one."
+    long = "word " * 200
+    cut = str(summary(long + "\n\nmore"))
+    assert len(cut) <= MAX_SUMMARY + 2 and cut.endswith(" …") and "wor …" not in cut
+    assert str(summary("<script>x</script> `a`")) == "&lt;script&gt;x&lt;/script&gt; <code>a</code>"

@@ -1,11 +1,15 @@
-"""The site in a real headless browser (Debian's chromium, driven by Playwright): filters, version picker,
-search, dark mode, keyboard navigation, and zero axe-core violations."""
+"""The site in a real headless browser (Debian's chromium, driven by Playwright): filters, the release form,
+search, dark mode, keyboard navigation, zero axe-core violations; and on the real KB, each reader's journey at
+1280 and 360 px, light and dark: two actions to a release's answer, search rankings, no page wider than the
+viewport, the legend one click from a badge."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -64,7 +68,7 @@ def violations(page) -> list[dict]:
 
 
 @pytest.mark.parametrize("path", ["", "entries/ops-example/", "concepts/prefix-caching/", "engines/vllm/0.2.0/",
-                                  "search/", "engines/vllm/"])
+                                  "search/?q=latency", "engines/vllm/", "legend/"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_no_accessibility_violations(page, base_url, path, scheme):
     page.emulate_media(color_scheme=scheme)
@@ -84,8 +88,9 @@ def test_live_filters(page, base_url):
     page.select_option("#filter-concept", "preemption")
     assert len([r for r in rows.all() if r.is_visible()]) == 2
     page.select_option("#filter-concept", "")
-    page.select_option("#filter-status", "changed")
-    assert len([r for r in rows.all() if r.is_visible()]) == 0
+    assert page.locator("#filter-engine option").all_inner_texts() == ["any", "vLLM"]  # engines with entries
+    page.select_option("#filter-status", "holds")
+    assert len([r for r in rows.all() if r.is_visible()]) == 3
 
 
 def test_filters_without_javascript_are_plain_lists(browser, base_url):
@@ -93,22 +98,28 @@ def test_filters_without_javascript_are_plain_lists(browser, base_url):
     page = context.new_page()
     page.goto(base_url)
     assert not page.locator("#filters").is_visible()
+    assert not page.locator("#release-form").is_visible()
+    page.locator("summary", has_text="Browse by engine").click()
     assert page.locator("nav.browse a[href='schemes/config/']").is_visible()
-    page.locator("summary", has_text="vLLM releases").click()
-    page.locator("a[href='engines/vllm/0.2.0/']").click()
+    page.locator("summary", has_text="Pick a vLLM release").click()  # the first action
+    page.locator("a[href='engines/vllm/0.2.0/']").click()  # the second
     assert page.locator("h1").inner_text() == "Gotchas in vLLM 0.2.0"
     context.close()
 
 
-def test_version_picker_reaches_the_release_in_two_clicks(page, base_url):
+def test_a_typed_release_reaches_its_page_in_two_actions(page, base_url):
     page.goto(base_url)
-    page.select_option("#picker-engine", "vllm")
-    page.select_option("#picker-version", "0.2.0")
-    page.click("#version-picker button[type=submit]")
+    page.fill("#release-input", "vllm 0.2.0")  # the first action
+    page.press("#release-input", "Enter")  # the second
     page.wait_for_url(base_url + "engines/vllm/0.2.0/")
     bite = page.locator("#bite").locator("xpath=..")
     assert "An example gotcha that is well-formed" in bite.inner_text()
-    assert "pkg/sched.py:4" in bite.inner_text()
+    assert "What to do: Add capacity." in bite.inner_text()
+    page.goto(base_url)
+    page.fill("#release-input", "9.9.9")
+    page.press("#release-input", "Enter")
+    assert "No verified release" in page.locator("#release-error").inner_text()
+    assert page.url == base_url
 
 
 @pytest.mark.parametrize("query,expected", [
@@ -127,15 +138,25 @@ def test_search_finds_identifiers_as_written(page, base_url, query, expected):
     assert page.locator("h1").inner_text() == expected
 
 
-def test_dark_mode_follows_the_system_and_toggles(page, base_url):
+def test_the_search_box_of_every_page_searches(page, base_url):
+    page.goto(base_url + "entries/ops-example/")
+    page.fill("#header-q", "vllm:num_preemptions")
+    page.press("#header-q", "Enter")
+    page.wait_for_function("() => document.getElementById('search-status').textContent.includes('vllm:num_preemptions')")
+    first = page.locator("#search-results li").first
+    assert first.locator("a").inner_text() == "An example gotcha that is well-formed"  # it says so in its symptom
+    assert first.locator("mark").first.inner_text() == "vllm:num_preemptions"
+
+
+def test_dark_mode_follows_the_system_and_the_button_says_what_it_does(page, base_url):
     page.emulate_media(color_scheme="dark")
     page.goto(base_url)
     background = "getComputedStyle(document.body).backgroundColor"
     dark = page.evaluate(background)
-    assert page.get_attribute("#theme-toggle", "aria-pressed") == "true"
+    assert page.inner_text("#theme-toggle") == "Light theme"
     page.click("#theme-toggle")
     assert page.evaluate(background) != dark
-    assert page.get_attribute("#theme-toggle", "aria-pressed") == "false"
+    assert page.inner_text("#theme-toggle") == "Dark theme"
     page.reload()
     assert page.evaluate("document.documentElement.getAttribute('data-theme')") == "light"
 
@@ -159,30 +180,142 @@ def test_not_found_page_is_styled_from_the_base(browser, built_site):
     assert 'href="https://gotchas.example/assets/style.css"' in text
 
 
+# --- the real KB: each journey at 1280 and 360 px, light and dark ----------------------------------------------
+
 @pytest.fixture(scope="module")
 def real_base_url(real_site):
     with serve(real_site) as url:
         yield url
 
 
-def test_real_site_answers_which_gotchas_bite_a_release_in_two_clicks(page, real_base_url):
-    page.goto(real_base_url)
-    page.select_option("#picker-engine", "vllm")
-    page.select_option("#picker-version", "0.22.0")
-    page.click("#version-picker button[type=submit]")  # the second click
-    page.wait_for_url(real_base_url + "engines/vllm/0.22.0/")
-    holds = page.locator("#bite").locator("xpath=..").inner_text()
+LOOKS = [(1280, "light"), (1280, "dark"), (360, "light"), (360, "dark")]
+LOOK_IDS = [f"{w}px-{s}" for w, s in LOOKS]
+
+
+@pytest.fixture(params=LOOKS, ids=LOOK_IDS)
+def look(request, browser):
+    width, scheme = request.param
+    context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def _seed():
     from verifier.entries import load_entry
 
     from .conftest import REPO
 
-    seed = load_entry(REPO / "gotchas" / "ops-kv-cache-full-preempts-and-recomputes.md").entry
-    assert seed.title in holds
-    assert "vllm/v1/core/sched/scheduler.py:" in holds
-    assert violations(page) == []
+    return load_entry(REPO / "gotchas" / "ops-kv-cache-full-preempts-and-recomputes.md").entry
 
 
-@pytest.mark.parametrize("path", ["", "entries/ops-kv-cache-full-preempts-and-recomputes/"])
-def test_real_pages_have_no_accessibility_violations(page, real_base_url, path):
+def test_real_site_what_do_i_do_on_vllm_0_10_0_in_two_actions(look, real_base_url):
+    page = look
+    page.goto(real_base_url)
+    page.fill("#release-input", "vLLM 0.10.0")  # typed, or picked from the list it offers
+    page.press("#release-input", "Enter")
+    page.wait_for_url(real_base_url + "engines/vllm/0.10.0/")
+    item = page.locator("#bite").locator("xpath=..").locator(f"li#{_seed().id}")
+    assert _seed().title in item.inner_text()
+    assert "What to do:" in item.inner_text() and "Symptom:" in item.inner_text()
+    claims = item.locator("details.claims")
+    assert not claims.locator("ul").is_visible()  # the evidence is one click further
+    claims.locator("summary").click()
+    assert "vllm/v1/core/sched/scheduler.py:" in claims.inner_text()
+
+
+@pytest.mark.parametrize("width", [1280, 360])
+def test_real_site_release_picked_without_javascript(browser, real_base_url, width):
+    context = browser.new_context(java_script_enabled=False, viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.goto(real_base_url)
+    page.locator("summary", has_text="Pick a vLLM release").click()
+    page.locator("a[href='engines/vllm/0.10.0/']").click()
+    assert page.locator("h1").inner_text() == "Gotchas in vLLM 0.10.0"
+    context.close()
+
+
+#: Each query, and the entry it must rank first (an exact identifier, or the phrase).
+REAL_QUERIES = {
+    "vllm:num_preemptions": "ops-kv-cache-full-preempts-and-recomputes",
+    "--max-num-seqs": "config-batch-defaults-depend-on-gpu-and-entrypoint",
+    "max_num_seqs": "config-batch-defaults-depend-on-gpu-and-entrypoint",
+    "KV cache pool is full": None,  # a phrase: only entries with every word, those with the phrase first
+}
+
+
+def test_real_site_search_ranks_what_was_asked_first(look, real_base_url):
+    page = look
+    docs = {d["id"]: d for d in json.loads(page.request.get(real_base_url + "search/documents.json").text())}
+    for query, expected in REAL_QUERIES.items():
+        page.goto(real_base_url + "search/?q=" + quote(query))
+        page.wait_for_function("q => document.getElementById('search-status').textContent.includes(q)", arg=query)
+        links = page.locator("#search-results li > a")
+        urls = [a.get_attribute("href") for a in links.all()]
+        ids = [u.rstrip("/").rsplit("/", 1)[1] for u in urls]
+        if expected:
+            assert ids[0] == expected, (query, ids[:5])
+        else:
+            words = query.lower().split()
+            with_phrase = [i for i in ids if any(query.lower() in docs[i][f].lower() for f in ("title", "symptom", "text"))]
+            assert with_phrase and ids[:len(with_phrase)] == with_phrase, ids
+            assert len(ids) < len(docs) / 2  # every word must occur: not "all 60 entries"
+            for i in ids:
+                text = " ".join(docs[i][f] for f in ("title", "symptom", "text", "identifiers", "concepts")).lower()
+                assert all(w in text for w in words), i
+        snippet = page.locator("#search-results li p").first
+        marks = [m.inner_text().lower() for m in snippet.locator("mark").all()]
+        assert marks and (query.lower() in marks or all(m in query.lower() for m in marks)), marks
+        text = snippet.inner_text()
+        assert text[0] == "…" or text[0].isupper() or text[0] in "`'\"(-" or text[0].isdigit() or text[0].islower()
+        body = text.strip("… ")
+        assert body.split()[0] in docs[ids[0]]["symptom"] + docs[ids[0]]["text"]  # starts on a word boundary
+
+
+WIDE_PAGES = ["", "legend/", "search/", "engines/", "engines/sglang/", "engines/vllm/0.10.0/",
+              "engines/vllm/0.33.0/", "engines/sglang/0.5.10/", "concepts/", "concepts/kv-cache/",
+              "entries/ops-kv-cache-full-preempts-and-recomputes/",
+              "entries/perf-prompt-logprobs-bypass-prefix-cache/",
+              "entries/api-sglang-native-generate-stops-at-128-new-tokens/"]
+
+
+@pytest.mark.parametrize("width,scheme", [(360, "light"), (360, "dark"), (1280, "light")])
+def test_real_site_no_page_is_wider_than_the_viewport(browser, real_base_url, width, scheme):
+    context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
+    page = context.new_page()
+    wide = {}
+    for path in WIDE_PAGES:
+        page.goto(real_base_url + path)
+        scroll = page.evaluate("document.scrollingElement.scrollWidth")
+        if scroll > width:
+            wide[path] = scroll
+    context.close()
+    assert wide == {}
+
+
+def test_real_site_legend_is_one_click_from_a_badge(look, real_base_url):
+    page = look
+    page.goto(real_base_url + "entries/api-sglang-priority-larger-first-and-ignored-by-default/")
+    page.locator("ol.runs a.status", has_text="changed").first.click()
+    page.wait_for_url(real_base_url + "legend/#status-changed")
+    term = page.locator("#status-changed + dd")
+    assert term.is_visible() and "oldest releases" in term.inner_text()
+    page.go_back()
+    page.locator("a.status").first.click()
+    assert "/legend/#status-" in page.url
+
+
+@pytest.mark.parametrize("path", ["", "entries/ops-kv-cache-full-preempts-and-recomputes/", "engines/vllm/0.10.0/",
+                                  "legend/"])
+@pytest.mark.parametrize("width,scheme", [(1280, "light"), (360, "dark")])
+def test_real_pages_have_no_accessibility_violations(browser, real_base_url, path, width, scheme):
+    context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
+    page = context.new_page()
     page.goto(real_base_url + path)
+    page.locator("details").evaluate_all("all => all.forEach(d => d.open = true)")  # what is one click away too
     assert violations(page) == []
+    context.close()

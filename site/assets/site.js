@@ -4,20 +4,18 @@
   var root = document.documentElement;
   var body = document.body;
   var base = body ? body.getAttribute("data-root") || "" : "";
+  var byId = function (id) { return document.getElementById(id); };
 
-  // Theme: follows the system unless the reader chose; the choice is remembered.
+  // Theme: follows the system unless the reader chose; the choice is remembered. The button says what it does.
   function storedTheme() { try { return localStorage.getItem("gotchas-theme"); } catch (e) { return null; } }
   function store(theme) { try { localStorage.setItem("gotchas-theme", theme); } catch (e) { /* private mode */ } }
   function systemDark() { return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches; }
   function currentTheme() { return root.getAttribute("data-theme") || (systemDark() ? "dark" : "light"); }
   var saved = storedTheme();
   if (saved === "dark" || saved === "light") root.setAttribute("data-theme", saved);
-  var toggle = document.getElementById("theme-toggle");
+  var toggle = byId("theme-toggle");
   if (toggle) {
-    var sync = function () {
-      var dark = currentTheme() === "dark";
-      toggle.setAttribute("aria-pressed", dark ? "true" : "false");
-    };
+    var sync = function () { toggle.textContent = currentTheme() === "dark" ? "Light theme" : "Dark theme"; };
     toggle.hidden = false;
     sync();
     toggle.addEventListener("click", function () {
@@ -29,13 +27,13 @@
   }
 
   // Live filters on the list of entries.
-  var filters = document.getElementById("filters");
-  var table = document.getElementById("entries-table");
+  var filters = byId("filters");
+  var table = byId("entries-table");
   if (filters && table) {
     filters.hidden = false;
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
-    var count = document.getElementById("filter-count");
-    var value = function (id) { var el = document.getElementById(id); return el ? el.value : ""; };
+    var count = byId("filter-count");
+    var value = function (id) { var el = byId(id); return el ? el.value : ""; };
     var apply = function () {
       var engine = value("filter-engine"), scheme = value("filter-scheme"), concept = value("filter-concept"), status = value("filter-status");
       var shown = 0;
@@ -60,99 +58,184 @@
     apply();
   }
 
-  // Version picker: an engine, one of its releases, and off to that release's page.
-  var picker = document.getElementById("version-picker");
-  var pickerData = document.getElementById("picker-data");
-  if (picker && pickerData) {
-    var engines = JSON.parse(pickerData.textContent || "[]");
-    var engineSelect = document.getElementById("picker-engine");
-    var versionSelect = document.getElementById("picker-version");
-    engines.forEach(function (item) {
-      var option = document.createElement("option");
-      option.value = item.engine;
-      option.textContent = item.name;
-      engineSelect.appendChild(option);
-    });
-    var fillVersions = function () {
-      var item = engines.filter(function (e) { return e.engine === engineSelect.value; })[0];
-      versionSelect.textContent = "";
-      (item ? item.versions : []).forEach(function (v) {
-        var option = document.createElement("option");
-        option.value = v;
-        option.textContent = v;
-        versionSelect.appendChild(option);
+  // Release form: "vLLM 0.10.0" (or "vllm==0.10.0", or "0.10.0" when one engine has it), then Enter.
+  var releaseForm = byId("release-form");
+  var releaseData = byId("release-data");
+  if (releaseForm && releaseData) {
+    var engines = JSON.parse(releaseData.textContent || "[]");
+    var input = byId("release-input");
+    var error = byId("release-error");
+    var find = function (text) {
+      var words = text.toLowerCase().replace(/==|=/g, " ").trim().split(/\s+/);
+      var version = words.pop() || "";
+      var name = words.join(" ").replace(/^v(?=\d)/, "");
+      version = version.replace(/^v(?=\d)/, "");
+      var found = [];
+      engines.forEach(function (e) {
+        if (name && name !== e.key.toLowerCase() && name !== e.name.toLowerCase()) return;
+        if (e.versions.indexOf(version) >= 0) found.push(e);
       });
+      return { found: found, version: version };
     };
-    engineSelect.addEventListener("change", fillVersions);
-    fillVersions();
-    picker.addEventListener("submit", function (event) {
+    releaseForm.addEventListener("submit", function (event) {
       event.preventDefault();
-      if (!engineSelect.value || !versionSelect.value) return;
-      window.location.href = base + "engines/" + encodeURIComponent(engineSelect.value) + "/" +
-        encodeURIComponent(versionSelect.value) + "/";
+      var result = find(input.value);
+      if (result.found.length === 1) {
+        window.location.href = base + "engines/" + encodeURIComponent(result.found[0].key) + "/" + encodeURIComponent(result.version) + "/";
+      } else if (result.found.length > 1) {
+        error.textContent = result.found.map(function (e) { return e.name; }).join(" and ") + " both have " + result.version + ": type the engine too, e.g. \u201c" + result.found[0].name + " " + result.version + "\u201d.";
+      } else {
+        error.textContent = "No verified release \u201c" + input.value + "\u201d: pick one from the list below.";
+      }
     });
-    picker.hidden = false;
+    releaseForm.hidden = false;
   }
 
-  // Search with MiniSearch over titles, symptoms, flags and identifiers, each findable as written.
-  var form = document.getElementById("search-form");
+  // Search: every word must occur; an identifier as written, or the whole phrase, ranks first.
+  var form = byId("search-form");
   if (form && window.MiniSearch) {
-    var input = document.getElementById("search-input");
-    var status = document.getElementById("search-status");
-    var list = document.getElementById("search-results");
+    var searchInput = byId("search-input");
+    var status = byId("search-status");
+    var list = byId("search-results");
+    var strip = function (raw) { return raw.replace(/^[("'\[{,;.`]+|[)"'\]},;.:`]+$/g, ""); };
     var tokenize = function (text) {
       var out = [];
       (text || "").split(/\s+/).forEach(function (raw) {
-        var word = raw.replace(/^[("'\[{,;.]+|[)"'\]},;.:]+$/g, "");
+        var word = strip(raw);
         if (!word) return;
         out.push(word);
         var bare = word.replace(/^-+/, "");
         if (bare !== word) out.push(bare);
-        bare.split(/[-_:./=]+/).forEach(function (part) { if (part && part !== bare) out.push(part); });
+        bare.split(/[-_:./=,()\[\]]+/).forEach(function (part) { if (part && part !== bare) out.push(part); });
       });
       return out;
     };
-    var index = null;
+    var queryWords = function (text) {
+      return (text || "").split(/\s+/).map(strip).filter(function (w) { return w; });
+    };
+    var count = function (haystack, needle) {
+      if (!needle) return 0;
+      var n = 0, at = haystack.indexOf(needle);
+      while (at >= 0 && n < 50) { n++; at = haystack.indexOf(needle, at + needle.length); }
+      return n;
+    };
+    var docs = null, index = null;
     var load = function () {
       if (index) return Promise.resolve(index);
-      return fetch(base + "search/documents.json").then(function (r) { return r.json(); }).then(function (docs) {
+      return fetch(base + "search/documents.json").then(function (r) { return r.json(); }).then(function (data) {
+        docs = {};
+        data.forEach(function (d) {
+          docs[d.id] = d;
+          d.lower = { title: d.title.toLowerCase(), symptom: d.symptom.toLowerCase(), text: d.text.toLowerCase(),
+                      code: (d.code || "").toLowerCase() };
+          d.idents = d.identifiers.toLowerCase().split(" ");
+        });
         index = new window.MiniSearch({
-          fields: ["title", "identifiers", "symptom", "concepts", "scheme", "engines", "text"],
-          storeFields: ["title", "url", "symptom", "engines"],
+          fields: ["title", "identifiers", "symptom", "concepts", "scheme", "engines", "text", "code"],
+          storeFields: ["title", "url"],
           tokenize: tokenize,
           processTerm: function (term) { return term.toLowerCase(); },
-          searchOptions: { boost: { title: 3, identifiers: 3, symptom: 2 }, prefix: true, combineWith: "OR" }
+          searchOptions: {
+            boost: { title: 3, identifiers: 3, symptom: 2 }, combineWith: "AND",
+            prefix: function (term) { return term.length > 2; },
+            tokenize: queryWords
+          }
         });
-        index.addAll(docs);
+        index.addAll(data);
         return index;
       });
     };
+    // A window of the text around the first match, cut at spaces, with every match marked.
+    var snippet = function (doc, phrases, words) {
+      var fields = ["symptom", "text"];
+      var at = -1, field = "symptom";
+      for (var i = 0; i < fields.length && at < 0; i++) {
+        field = fields[i];
+        for (var k = 0; k < phrases.length && at < 0; k++) at = doc.lower[field].indexOf(phrases[k]);
+      }
+      if (at < 0) {
+        for (i = 0; i < fields.length && at < 0; i++) {
+          field = fields[i];
+          for (var j = 0; j < words.length && at < 0; j++) at = doc.lower[field].indexOf(words[j]);
+        }
+      }
+      var text = doc[field] || doc.symptom;
+      if (at < 0) { field = "symptom"; text = doc.symptom; at = 0; }
+      var start = Math.max(0, at - 80), end = Math.min(text.length, at + 160);
+      if (start > 0) { var space = text.indexOf(" ", start); start = space >= 0 && space < at ? space + 1 : start; }
+      if (end < text.length) { var back = text.lastIndexOf(" ", end); end = back > at ? back : end; }
+      var piece = text.slice(start, end);
+      var p = document.createElement("p");
+      if (start > 0) p.appendChild(document.createTextNode("\u2026 "));
+      var needles = phrases.concat(words).filter(function (w) { return w; });
+      var lower = piece.toLowerCase(), pos = 0;
+      while (pos < piece.length) {
+        var best = -1, len = 0;
+        needles.forEach(function (n) { var k = lower.indexOf(n, pos); if (k >= 0 && (best < 0 || k < best || (k === best && n.length > len))) { best = k; len = n.length; } });
+        if (best < 0) break;
+        p.appendChild(document.createTextNode(piece.slice(pos, best)));
+        var mark = document.createElement("mark");
+        mark.textContent = piece.slice(best, best + len);
+        p.appendChild(mark);
+        pos = best + len;
+      }
+      p.appendChild(document.createTextNode(piece.slice(pos) + (end < text.length ? " \u2026" : "")));
+      return p;
+    };
     var latest = 0;
     var run = function () {
-      var query = input.value.trim();
+      var raw = searchInput.value.trim();
       var ticket = ++latest;
-      if (!query) { list.textContent = ""; status.textContent = ""; return; }
+      if (!raw) { list.textContent = ""; status.textContent = ""; return; }
+      var quoted = /^".*"$/.test(raw);
+      var query = quoted ? raw.slice(1, -1) : raw;
       load().then(function (idx) {
         if (ticket !== latest) return;  // a newer query is under way; its results win
+        var words = queryWords(query).map(function (w) { return w.toLowerCase(); });
+        var phrase = words.join(" ");
+        // One identifier, however spelled: a flag and its config field (--max-num-seqs, max_num_seqs) are one.
+        var spellings = [phrase];
+        if (words.length === 1 && /[-_]/.test(phrase.replace(/^-+/, ""))) {
+          var bare = phrase.replace(/^-+/, "");
+          spellings = [bare.replace(/_/g, "-"), bare.replace(/-/g, "_")];
+        }
+        var found = {};
+        spellings.forEach(function (s) {
+          idx.search(s === spellings[0] && spellings.length === 1 ? query : s).forEach(function (hit) {
+            if (!found[hit.id] || found[hit.id].score < hit.score) found[hit.id] = hit;
+          });
+        });
+        var occurrences = function (doc) {
+          return spellings.reduce(function (n, s) {
+            return n + count(doc.lower.title, s) * 5 + count(doc.lower.symptom, s) * 3 + count(doc.lower.text, s) + count(doc.lower.code, s);
+          }, 0);
+        };
+        var results = Object.keys(found).map(function (id) {
+          var doc = docs[id];
+          var exact = spellings.length > 1 || words.length === 1 ? spellings.some(function (s) {
+            return doc.idents.indexOf(s) >= 0 || doc.idents.indexOf("--" + s) >= 0;
+          }) : false;
+          return { doc: doc, exact: exact, phrase: occurrences(doc), score: found[id].score };
+        }).filter(function (r) { return !quoted || r.phrase > 0; });
+        results.sort(function (a, b) {
+          return (b.exact - a.exact) || (b.phrase - a.phrase) || (b.score - a.score);
+        });
         list.textContent = "";
-        var results = idx.search(query);
-        status.textContent = results.length + (results.length === 1 ? " result" : " results") + " for \u201c" + query + "\u201d";
-        results.slice(0, 50).forEach(function (hit) {
+        status.textContent = results.length + (results.length === 1 ? " entry has" : " entries have") + " every word of \u201c" + query + "\u201d" + (quoted ? " as a phrase" : "");
+        results.slice(0, 50).forEach(function (r) {
           var item = document.createElement("li");
           var link = document.createElement("a");
-          link.href = base + hit.url;
-          link.textContent = hit.title;
+          link.href = base + r.doc.url;
+          link.textContent = r.doc.title;
           item.appendChild(link);
-          var text = document.createElement("p");
-          text.textContent = (hit.symptom || "").slice(0, 220);
-          item.appendChild(text);
+          item.appendChild(snippet(r.doc, spellings, words));
           list.appendChild(item);
         });
       });
     };
     form.addEventListener("submit", function (event) { event.preventDefault(); run(); });
-    input.addEventListener("input", run);
+    searchInput.addEventListener("input", run);
     var initial = new URLSearchParams(window.location.search).get("q");
-    if (initial) { input.value = initial; run(); }
+    if (initial) { searchInput.value = initial; run(); }
   }
 })();

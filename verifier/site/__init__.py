@@ -1,0 +1,44 @@
+"""Build the static site from the entries and the ledger folder.
+
+It reads only entries, the KB's own data and the ledger (with its evidence files); it writes HTML that works
+without JavaScript, JSON for tools, Atom feeds and SVG badges. URLs are stable: `entries/<id>/`,
+`concepts/<term>/`, `schemes/<term>/`, `engines/<engine>/<version>/`, `legend/`.
+
+Pages, feeds, the sitemap and badges come from Jinja2 templates under site/templates with autoescape on, and
+every value printed passes `safe.finalize` (characters XML 1.0 does not allow become U+FFFD); a URL from data
+becomes a link only through `_link` (http(s) or relative); JSON is written by `_json`; Markdown is rendered
+with raw HTML off and only safe links. Every file goes through `Builder._put`, which writes only under the
+output folder (names are single path parts, never `..`, never through a link) and never over a file; the
+output folder is replaced only when the site built it (`MARKER`).
+
+Modules by job: `model` (the view model), `pages`, `entry`, `release` (HTML pages), `search`, `feeds`,
+`api` (JSON), `badges`, `evidence` (bounded excerpts, links to code), `text` (Markdown and summaries),
+`words` (statuses and the legend), `safe` (what data may become), `writer` (templates and files).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import api, badges, entry, feeds, pages, search
+from .api import ENTRY_JSON_SCHEMA, KB_JSON_SCHEMA, entry_json
+from .model import EngineView, EntryStatus, Site, SiteError, check, load
+from .safe import _json, _link, _q, esc, markdown_renderer, url_problem
+from .text import MAX_MARKDOWN, SECTION_IDS, _plain
+from .words import STATUS_ICONS, STATUS_WORDS
+from .writer import MARKER, MARKER_TEXT, MAX_ASSET_BYTES, Builder, Page
+
+
+def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
+    check(site)
+    builder = Builder(site, templates, assets, out)
+    for render in (pages.build, entry.build, search.build, feeds.build, api.build, badges.build, feeds.sitemap):
+        render(builder)
+    builder.write()
+    return builder
+
+
+__all__ = ["build", "load", "check", "Site", "EngineView", "EntryStatus", "SiteError", "Builder", "Page", "MARKER",
+           "MARKER_TEXT", "MAX_MARKDOWN", "MAX_ASSET_BYTES", "SECTION_IDS", "STATUS_WORDS", "STATUS_ICONS",
+           "ENTRY_JSON_SCHEMA", "KB_JSON_SCHEMA", "entry_json", "esc", "url_problem", "markdown_renderer",
+           "_plain", "_json", "_link", "_q"]

@@ -1,0 +1,83 @@
+"""Entry pages: the status on each engine in words and as a labelled strip, the sections, and the evidence of
+each claim at the latest release (a few lines, links to code only where the file exists)."""
+
+from __future__ import annotations
+
+from .. import history
+from ..model import CHANGED, HOLDS, UNVERIFIED, Entry
+from . import evidence
+from .model import Site
+from .text import render_sections
+from .words import reason_anchor
+from .writer import Builder, Page, release_url
+
+
+def runs(site: Site, entry: Entry, engine: str) -> list[dict]:
+    """The engine's releases, oldest first, in runs of one status (an entry's `None`: not verified there)."""
+    view = site.engines.get(engine)
+    if view is None:
+        return []
+    st = site.status(entry, engine)
+    statuses = dict(st.statuses)
+    found: list[dict] = []
+    for version in view.versions:
+        status = statuses.get(version)
+        if found and found[-1]["status"] == status:
+            found[-1]["last"] = version
+            found[-1]["count"] += 1
+        else:
+            found.append({"status": status, "first": version, "last": version, "count": 1, "latest": False,
+                          "oldest": False})
+    for run in found:
+        run["verified"] = st.verified.get(run["last"]) if run["status"] == UNVERIFIED else None
+        run["first_url"] = release_url(engine, run["first"])
+        run["last_url"] = release_url(engine, run["last"])
+    total = len(view.versions)
+    for i, run in enumerate(found):  # a change's version is written on the strip where it fits (360 px wide)
+        run["label"] = i > 0 and run["count"] / total * 220 >= 7 * len(run["first"]) + 8
+    if found:
+        found[-1]["latest"] = True
+        found[0]["oldest"] = True
+    return found
+
+
+def status_view(site: Site, entry: Entry, engine: str) -> dict:
+    st = site.status(entry, engine)
+    view = site.engines.get(engine)
+    found = runs(site, entry, engine)
+    oldest_changed = bool(found) and found[0]["status"] == CHANGED and len(found) > 1
+    return {"engine": engine, "name": site.engine_name(engine), "latest": st.latest,
+            "latest_version": st.latest_version, "runs": found, "total": len(view.versions) if view else 0,
+            "oldest_changed": oldest_changed}
+
+
+def check_view(site: Site, entry: Entry, check) -> dict:
+    view = site.engines.get(check.engine)
+    version = view.latest if view else None
+    record = site.record(entry, check.engine, version) if version else None
+    verdict = record.checks.get(check.id) if record else None
+    found = evidence.record(view, f"{entry.id}/{check.id}", version)
+    return {
+        "check": check, "verdict": verdict, "version": version, "engine_name": site.engine_name(check.engine),
+        "tag": site.kb.engines[check.engine].tag(version) if version and check.engine in site.kb.engines else "",
+        "link": evidence.code_link(site, check.engine, version, verdict) if version else None,
+        "reason_anchor": reason_anchor(verdict.reason, verdict.message) if verdict else "",
+        "excerpt": evidence.excerpt(found, evidence.whole_scope(check, verdict)) if verdict else None,
+    }
+
+
+def build(b: Builder) -> None:
+    site = b.site
+    for entry in site.entries:
+        transitions = [(engine, t) for engine in entry.engines for t in site.status(entry, engine).transitions]
+        context = {
+            "entry": entry,
+            "statuses": [status_view(site, entry, engine) for engine in entry.engines],
+            "sections": render_sections(entry),
+            "checks": [check_view(site, entry, check) for check in entry.checks],
+            "transitions": transitions, "describe": history.describe_verdict,
+            "edit_url": f"{site.edit_base}gotchas/{entry.id}.md" if site.edit_base else None,
+            "HOLDS": HOLDS,
+        }
+        b.pages.append(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
+                            entry.sections.get("Symptom", entry.title)[:300]))

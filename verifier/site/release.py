@@ -1,0 +1,61 @@
+"""Release pages as an answer to "what bites this release, and what do I do": the entries grouped by status,
+each with its symptom and workaround in a line; the claims one click further; what changed since the
+previous release, by entry."""
+
+from __future__ import annotations
+
+from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED
+from . import evidence
+from .model import EngineView
+from .text import summary
+from .words import reason_anchor
+from .writer import Builder, Page
+
+#: The sections of a release page, by entry status: what each says to an operator.
+SECTIONS = (
+    (HOLDS, "bite", "These gotchas bite {name} {version}",
+     "Every claim of these entries holds in this release's code: expect the symptom, apply the workaround."),
+    (UNVERIFIED, "unverified", "Probably bite {name} {version}: not every claim verified",
+     "Not every claim could be checked here (its code is not where the check looks, or could not be read); "
+     "none is contradicted. Do not read this as \"does not apply\"."),
+    (CHANGED, "changed", "Changed in {name} {version}: a claim is contradicted",
+     "A claim is contradicted by this release's code: the gotcha may be gone or different here. Read the "
+     "contradicted claim before relying on the workaround."),
+    (NOT_AFFECTED, "not-affected", "Not affected in {name} {version}",
+     "These entries say their gotcha began later or was fixed earlier (introduced / fixed)."),
+)
+
+
+def build(b: Builder, key: str, view: EngineView, version: str, previous: str | None, following: str | None) -> None:
+    site = b.site
+    release = view.ledger.releases[version]
+    groups: dict[str, list[dict]] = {status: [] for status, *_ in SECTIONS}
+    changed_since = []
+    for entry in site.entries:
+        result = release.entries.get(entry.id)
+        if result is None:
+            continue
+        before = view.ledger.entry(previous, entry.id) if previous else None
+        if before is not None and before.status != result.status:
+            changed_since.append({"entry": entry, "before": before.status, "after": result.status})
+        checks = []
+        for check in entry.checks:
+            verdict = result.checks.get(check.id)
+            if verdict is not None:
+                checks.append({"check": check, "verdict": verdict,
+                               "link": evidence.code_link(site, key, version, verdict),
+                               "reason_anchor": reason_anchor(verdict.reason, verdict.message)})
+        groups.setdefault(result.status, []).append({
+            "entry": entry, "status": result.status, "verified": result.verified, "checks": checks,
+            "symptom": summary(entry.sections.get("Symptom", "")),
+            "workaround": summary(entry.sections.get("Workaround", "")),
+            "introduced": entry.introduced.get(key), "fixed": entry.fixed.get(key),
+        })
+    sections = [{"status": status, "anchor": anchor, "heading": heading.format(name=view.engine.name, version=version),
+                 "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
+    context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
+               "following": following, "sections": sections, "changed_since": changed_since,
+               "tag": view.engine.tag(version)}
+    b.pages.append(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
+                        "release.html", context,
+                        f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))

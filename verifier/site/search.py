@@ -1,0 +1,41 @@
+"""The search index (search/documents.json) and the search page. The browser ranks: every word must occur,
+an exact identifier or the whole phrase ranks its entry first (site/assets/site.js)."""
+
+from __future__ import annotations
+
+import re
+
+from ..matchers import REGISTRY
+from ..model import Entry
+from .safe import _json
+from .text import _plain
+from .writer import Builder, Page, entry_url
+
+
+def _identifiers(entry: Entry) -> list[str]:
+    found = set()
+    for text in entry.sections.values():
+        found.update(re.findall(r"`([^`\n]{2,80})`", text))
+    for check in entry.checks:
+        if REGISTRY[check.matcher].search in ("text", "symbol"):  # words a reader may search for
+            found.add(check.pattern)
+        if check.scope:
+            found.add(check.scope)
+    return sorted(found)
+
+
+def documents(entries: list[Entry]) -> list[dict]:
+    return [{
+        "id": entry.id, "url": entry_url(entry.id), "title": entry.title, "scheme": entry.scheme,
+        "concepts": " ".join(entry.concepts), "engines": " ".join(entry.engines),
+        "symptom": " ".join(_plain(entry.sections.get("Symptom", "")).split()),
+        "text": " ".join(" ".join(_plain(entry.sections.get(s, "")) for s in ("Root cause", "Workaround", "Notes"))
+                         .split()),
+        "identifiers": " ".join(_identifiers(entry)),
+        "code": " ".join(" ".join(filter(None, (c.claim, c.pattern, c.scope, c.after))) for c in entry.checks),
+    } for entry in entries]
+
+
+def build(b: Builder) -> None:
+    b.add(("search", "documents.json"), _json(documents(b.site.entries)))
+    b.pages.append(Page(("search", "index.html"), "Search", "search.html"))
