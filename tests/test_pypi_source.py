@@ -321,7 +321,7 @@ def test_an_sdist_is_read_while_it_downloads(index, cache):
     index.add("toy", "toy-1.0.tar.gz", big_sdist(), faults=faults)
     snapshot = source(index).open(only_release(source(index)))
     handed = []
-    for path in snapshot.stream(["toy/core.py", "toy/last.py"]):
+    for path in snapshot.files(["toy/core.py", "toy/last.py"]):
         handed.append(path)
         hold.set()  # the download goes on only now
     assert faults.released is True  # released in time: the pass had the first file before the download ended
@@ -345,7 +345,7 @@ def test_a_download_that_starts_over_is_read_again_whole(index, cache, monkeypat
 
     monkeypatch.setattr(pypi, "read_tar_members", noting)
     snapshot = source(index).open(only_release(source(index)))
-    assert set(snapshot.stream(["toy/core.py", "toy/last.py"])) == {"toy/core.py", "toy/last.py"}
+    assert set(snapshot.files(["toy/core.py", "toy/last.py"])) == {"toy/core.py", "toy/last.py"}
     # toy/core.py came first from the growing file, then again from the finished one, with toy/last.py
     assert handed[0] == ("_Growing", "toy/core.py")
     assert ("_Growing", "toy/last.py") not in handed
@@ -359,7 +359,7 @@ def test_files_read_from_a_download_with_a_wrong_digest_count_for_nothing(index,
     snapshot = source(index).open(only_release(source(index)))
     handed = []
     with pytest.raises(SourceUnavailable, match="digest mismatch"):
-        for path in snapshot.stream(["toy/core.py", "toy/last.py"]):
+        for path in snapshot.files(["toy/core.py", "toy/last.py"]):
             handed.append(path)
     assert handed  # handed out as read, before the digest was known: the caller drops what it did with them
     assert cached_files(cache) == []

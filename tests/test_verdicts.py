@@ -9,6 +9,7 @@ from pathlib import Path
 from verifier import verdicts as verdicts_module
 from verifier.evaluate import FileCache, evaluate
 from verifier.model import CHANGED, ERROR, HOLDS, Check, Verdict
+from verifier.sources import Snapshot as Snapshot_
 from verifier.verdicts import VerdictCache
 
 SOURCE = b"class Scheduler:\n    def preempt(self, request):\n        request.num_computed_tokens = 0\n"
@@ -17,7 +18,7 @@ CHECK = Check("zero", "", "vllm", "pkg/sched.py", "contains", "request.num_compu
               scope="Scheduler.preempt")
 
 
-class Snapshot:
+class Snapshot(Snapshot_):
     """One file; counts reads; names its content by `identity` when given one."""
 
     def __init__(self, data: bytes | None, identity: str | None = None) -> None:

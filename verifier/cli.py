@@ -735,7 +735,7 @@ def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version
                         reports.append(mutate_entry(entry, name, snapshot, release, seconds, formatters,
                                                     lambda text: progress.status(f"mutate: {text}")))
             finally:
-                _close(snapshot)
+                snapshot.close()
                 progress.done()
     finally:
         _close(*sources.values())

@@ -186,10 +186,9 @@ def lookup(form: Form, snapshot: Snapshot, files: FileCache, verdicts=None) -> V
     """`evaluate` up to the matching: the verdict when it is known or cheap (the file is parsed already),
     else the content to evaluate the form on. A verdict found by matching here is in `verdicts` already."""
     identity = None
-    digest = getattr(snapshot, "digest", None)
-    if verdicts is not None and digest is not None:
+    if verdicts is not None:
         try:
-            identity = digest(form.path)
+            identity = snapshot.digest(form.path)
         except SourceUnavailable as exc:
             return Verdict(ERROR, "unavailable", path=form.path, message=str(exc))
         if identity is not None:

@@ -14,7 +14,7 @@ from . import code
 from .code._tokens import NAME
 from .evaluate import FileCache
 from .matchers import REGISTRY
-from .sources import SourceUnavailable
+from .sources import Snapshot, SourceUnavailable
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
 #: Files parsed at most in one search.
@@ -37,22 +37,17 @@ def is_symbol(text: str) -> bool:
     return bool(_SYMBOL.fullmatch(text.strip()))
 
 
-def python_paths(snapshot) -> list[str]:
-    paths = getattr(snapshot, "paths", None)
-    if paths is None:
-        return []
-    return [p for p in paths() if p.endswith((".py", ".pyi"))]
+def python_paths(snapshot: Snapshot) -> list[str]:
+    return [p for p in snapshot.paths() if p.endswith((".py", ".pyi"))]
 
 
-def read_python_files(snapshot) -> dict[str, bytes]:
+def read_python_files(snapshot: Snapshot) -> dict[str, bytes]:
     """Every Python file of the release, by path (one pass over an archive)."""
     return _read_all(snapshot, python_paths(snapshot))
 
 
-def _read_all(snapshot, paths: list[str]) -> dict[str, bytes]:
-    prefetch = getattr(snapshot, "prefetch", None)
-    if prefetch is not None:
-        prefetch(paths)
+def _read_all(snapshot: Snapshot, paths: list[str]) -> dict[str, bytes]:
+    snapshot.prefetch(paths)
     contents = {}
     for path in paths:
         try:
@@ -142,7 +137,7 @@ def _place(source: code.SourceFile, scope: code.Scope, name: str, what: str) -> 
 def cached(searches, snapshot, kind: str, query: str, compute) -> list[Place]:
     """`compute()` (a search of the whole release), answered from `searches` (a SearchCache) when it was asked
     before about the same release."""
-    identity = getattr(getattr(snapshot, "release", None), "identity", None)
+    identity = snapshot.release.identity
     if searches is not None:
         stored = searches.get(identity, kind, query)
         if stored is not None:

@@ -33,7 +33,7 @@ from .code import _python
 from .evaluate import FileCache, evaluate_check
 from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Release, Verdict
-from .sources import SourceUnavailable
+from .sources import Snapshot, SourceUnavailable
 
 MEANING, NEUTRAL = "meaning", "neutral"
 #: Mutants made from one check's matched code, at most.
@@ -116,8 +116,8 @@ class EntryReport:
         return [o for o in self.outcomes if o.mutant.kind == MEANING and not o.caught]
 
 
-class _Overlay:
-    """A snapshot with one file replaced."""
+class _Overlay(Snapshot):
+    """A snapshot with one file replaced (nothing else of the snapshot's: its other operations are the defaults)."""
 
     def __init__(self, snapshot, path: str, text: str) -> None:
         self.snapshot, self.path, self.data = snapshot, path, text.encode("utf-8")

@@ -36,7 +36,7 @@ from .code._tokens import NAME, tokenize
 from .evaluate import FileCache, evaluate
 from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
-from .sources import SourceUnavailable
+from .sources import Snapshot, SourceUnavailable
 
 #: Names that are never a function's locals: Python's own, and the receivers of methods.
 _NOT_LOCAL = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"self", "cls"}
@@ -167,9 +167,9 @@ class Walker:
         self.files = FileCache()
         self.parsed = FileCache()
         self._verdicts: dict[tuple[str, str], Verdict] = {}  # (form fingerprint, version) -> verdict
-        self._snapshot: tuple[str, object] | None = None
+        self._snapshot: tuple[str, Snapshot] | None = None
 
-    def snapshot(self, release: Release):
+    def snapshot(self, release: Release) -> Snapshot:
         if self._snapshot is None or self._snapshot[0] != release.version:
             self._close()
             if self.progress:
@@ -205,9 +205,7 @@ class Walker:
 
     def _close(self) -> None:
         if self._snapshot is not None:
-            close = getattr(self._snapshot[1], "close", None)
-            if close is not None:
-                close()
+            self._snapshot[1].close()
             self._snapshot = None
 
 

@@ -195,8 +195,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     files = _Files(layout.tasks, snapshot, cache, verdicts, helper, progress)
     found = files.found
 
-    named = getattr(snapshot, "identities", None)
-    identities = named(paths) if named is not None and memo is not None else None
+    identities = snapshot.identities(paths) if memo is not None else None
     reused = identities is not None and memo.get("identities") == (key, identities)
     if reused:
         found[:] = memo["verdicts"]
@@ -204,17 +203,12 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             progress(len(found))
     try:
         try:
-            stream = getattr(snapshot, "stream", None) if not reused else None
-            prefetch = getattr(snapshot, "prefetch", None) if not reused else None
-            if stream is not None:
+            if not reused:
                 # Checks run on each file as soon as the archive pass has it, while the pass goes on.
-                needs_pass = getattr(snapshot, "needs_pass", None)
-                if helper is not None and needs_pass is not None and needs_pass(paths):
+                if helper is not None and snapshot.needs_pass(paths):
                     helper.expect(len(paths))  # new contents, most likely: the helper starts while the pass reads
-                for path in stream(paths):
+                for path in snapshot.files(paths):
                     files.check(by_path.get(path, []))
-            elif prefetch is not None:
-                prefetch(paths)
         except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
             files.collect(wait=True)  # the helper's answers, about contents read, stay good in `verdicts`
             return unavailable(pairs, release, exc)
@@ -225,8 +219,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                     files.check(rest)
             files.collect(wait=True)
         if memo is not None and not reused:
-            if identities is None and named is not None:
-                identities = named(paths)  # after the pass, the store may name what it read
+            if identities is None:
+                identities = snapshot.identities(paths)  # after the pass, the store may name what it read
             clean = identities is not None and all(v.status != ERROR for v in found)
             memo.update(identities=(key, identities) if clean else None, verdicts=list(found))
         if memo is not None:
@@ -237,14 +231,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         if evidence is not None:
             evidence.update(_excerpts(results, snapshot))
     finally:
-        _close(snapshot)
+        snapshot.close()
     return results
-
-
-def _close(snapshot) -> None:
-    close = getattr(snapshot, "close", None)
-    if close is not None:
-        close()
 
 
 #: Lines shown around the lines a verdict points at.

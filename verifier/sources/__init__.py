@@ -8,6 +8,7 @@ SourceUnavailable, which the verifier reports as `error`, never `changed`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from ..model import Release
@@ -20,14 +21,63 @@ class SourceUnavailable(Exception):
     """The source could not be read; the message says what and why."""
 
 
-class Snapshot(Protocol):
-    """One release's files. Snapshots that read archives may also offer
-    `prefetch(paths)`: the verifier calls it first with every path its checks
-    will read, so that an archive is gone through once."""
+class Snapshot:
+    """One release's files, by repository path: every operation the verifier asks of a snapshot.
+
+    Only `read` must be given; the others have defaults that fit a source whose
+    files are each read on their own when asked for (a directory). Sources that
+    read archives or git objects override what they can do better.
+    """
 
     release: Release
 
-    def read(self, path: str) -> bytes | None: ...
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes; None when the release has no file at `path`."""
+        raise NotImplementedError
+
+    def paths(self) -> list[str]:
+        """The repository path of every plain file of the release, sorted (none known: empty)."""
+        return []
+
+    def files(self, paths: Iterable[str]) -> Iterator[str]:
+        """Make every one of `paths` readable, telling which as they become so.
+
+        A snapshot that reads an archive goes through it once for all of them,
+        and may hand a path out as soon as it has it (and again when a later
+        member of the same name replaced it). When the iteration ends, each path
+        reads without going back to the archive; when it fails it raises
+        SourceUnavailable, and what was done with the paths handed out must be
+        discarded. The default has nothing to prepare: it names each path once.
+        """
+        return iter(dict.fromkeys(paths))
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """`files(paths)`, gone through to the end."""
+        for _ in self.files(paths):
+            pass
+
+    def needs_pass(self, paths: Iterable[str]) -> bool:
+        """Whether `files(paths)` will read an archive (new contents, most likely), not a store or a tree."""
+        return False
+
+    def digest(self, path: str) -> str | None:
+        """An identity of the file's content known without reading it ("sha256:<hex>", or one of the source's
+        own such as "git-blob:<id>"); None when it is not known so."""
+        return None
+
+    def identities(self, paths: Iterable[str]) -> tuple | None:
+        """Each file's identity (None where the release has no such file), named without reading any file;
+        None when some file cannot be named so."""
+        return None
+
+    def close(self) -> None:
+        """Let go of what the snapshot holds open (processes, files)."""
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class Source(Protocol):

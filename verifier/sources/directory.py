@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from ..model import Release
-from . import MAX_FILE_BYTES, SourceUnavailable, check_repository_path
+from . import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
 
 
 class DirectorySource:
@@ -41,7 +41,7 @@ class DirectorySource:
         return DirectorySnapshot(release, self.root, self.strip)
 
 
-class DirectorySnapshot:
+class DirectorySnapshot(Snapshot):
     def __init__(self, release: Release, root: Path, strip: str = "") -> None:
         self.release = release
         self.root = root.resolve()

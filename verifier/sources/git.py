@@ -38,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..cache import cache_dir
 from ..model import Release
-from . import MAX_FILE_BYTES, SourceUnavailable, check_repository_path
+from . import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
 
 if TYPE_CHECKING:
     from ..kb import Engine
@@ -271,7 +271,7 @@ class GitSource:
         return self._repo
 
 
-class GitSnapshot:
+class GitSnapshot(Snapshot):
     """The files of one commit, read from git objects.
 
     A snapshot reads through its source's git processes; `close()` ends them (the
@@ -285,12 +285,6 @@ class GitSnapshot:
         self._trees: dict[str, dict[str, tuple[int, str]]] = {}  # folder -> name -> (mode, sha)
         self._digests: dict[str, str | None] = {}  # path -> digest(path), for the many checks on one file
         self._closed = False
-
-    def __enter__(self) -> GitSnapshot:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def close(self) -> None:
         self._closed = True

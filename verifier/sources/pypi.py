@@ -59,7 +59,7 @@ from packaging.version import InvalidVersion, Version
 from ..cache import cache_dir
 from ..kb import Engine
 from ..model import Release
-from . import SourceUnavailable, check_repository_path
+from . import Snapshot, SourceUnavailable, check_repository_path
 from ._archive import (ZIP_TAIL, ArchiveError, Members, ZipReader, matches_record, parse_record,
                        read_tar_members, record_path)
 from ._http import HttpClient, Progress, RangeNotSupported
@@ -406,7 +406,7 @@ def _iso_date(timestamp: str | None) -> str | None:
         return None
 
 
-class PyPISnapshot:
+class PyPISnapshot(Snapshot):
     """One release's archive, read by repository path.
 
     Members are read once and kept in memory; `prefetch(paths)` reads all the
@@ -496,7 +496,7 @@ class PyPISnapshot:
         missing = self._unread(self._members(paths))
         return bool(missing) and self._failure is None and not self._located(missing)
 
-    def stream(self, paths: Iterable[str]) -> Iterator[str]:
+    def files(self, paths: Iterable[str]) -> Iterator[str]:
         """`prefetch(paths)`, telling which paths can be read as they become readable.
 
         An archive pass runs in a thread of its own, and each wanted file is handed
