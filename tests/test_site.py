@@ -13,7 +13,6 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 import jsonschema
 import pytest
 
-
 ATOM = "{http://www.w3.org/2005/Atom}"
 
 
@@ -137,7 +136,13 @@ def test_every_badge_links_to_its_legend_entry(built_site):
                 assert "legend/#" in attrs["href"], (page, attrs)
     assert badges > 20
     legend = parse(out / "legend/index.html").ids
-    from verifier.model import CHANGED_REASONS, ERROR_REASONS, MISSING_REASONS, STATUSES, VERDICTS
+    from verifier.model import (
+        CHANGED_REASONS,
+        ERROR_REASONS,
+        MISSING_REASONS,
+        STATUSES,
+        VERDICTS,
+    )
 
     for status in STATUSES:
         assert f"status-{status}" in legend
@@ -191,7 +196,7 @@ def test_hostile_markup_comes_out_inert(built_site):
         assert all(src and src.endswith(".js") for src in scripts if src is not None), scripts
         assert [a for t, a in parsed.tags if t == "script" and "src" not in a and a.get("type") != "application/json"] == []
         assert not any(k.startswith("on") for _, a in parsed.tags for k in a), path
-        assert not any(v and re.match(r"\s*(javascript|data|vbscript):", v, re.I)
+        assert not any(v and re.match(r"\s*(javascript|data|vbscript):", v, re.IGNORECASE)
                        for _, a in parsed.tags for k, v in a.items() if k in ("href", "src")), path
         assert not any(t == "img" for t, _ in parsed.tags)
     text = (out / "entries/ops-hostile-markup/index.html").read_text()
@@ -302,7 +307,13 @@ def test_unverified_says_how_many_claims_were_verified_and_never_does_not_hold(k
     """A release where a check's file is gone: the entry is `unverified` there, with "1 of 2 claims verified",
     and no page calls it "does not hold" or links to code the release does not have."""
     from verifier.cli import main
-    from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, Ledger, ReleaseRecord
+    from verifier.ledger import (
+        CheckRecord,
+        EngineLedger,
+        EntryRecord,
+        Ledger,
+        ReleaseRecord,
+    )
 
     from .conftest import REPO, VALID_ENTRY
 

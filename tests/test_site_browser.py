@@ -283,7 +283,7 @@ WIDE_PAGES = ["", "legend/", "search/", "engines/", "engines/sglang/", "engines/
               "entries/api-sglang-native-generate-stops-at-128-new-tokens/"]
 
 
-@pytest.mark.parametrize("width,scheme", [(360, "light"), (360, "dark"), (1280, "light")])
+@pytest.mark.parametrize("width,scheme", [(360, "light"), (360, "dark")])
 def test_real_site_no_page_is_wider_than_the_viewport(browser, real_base_url, width, scheme):
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()
@@ -309,9 +309,10 @@ def test_real_site_legend_is_one_click_from_a_badge(look, real_base_url):
     assert "/legend/#status-" in page.url
 
 
-@pytest.mark.parametrize("path", ["", "entries/ops-kv-cache-full-preempts-and-recomputes/", "engines/vllm/0.10.0/",
-                                  "legend/"])
-@pytest.mark.parametrize("width,scheme", [(1280, "light"), (360, "dark")])
+@pytest.mark.parametrize("path,width,scheme", [
+    ("", 1280, "light"), ("engines/vllm/0.10.0/", 1280, "light"),
+    ("entries/ops-kv-cache-full-preempts-and-recomputes/", 360, "dark"), ("legend/", 360, "dark"),
+    ("engines/sglang/0.5.3/", 360, "light"), ("", 360, "dark")])
 def test_real_pages_have_no_accessibility_violations(browser, real_base_url, path, width, scheme):
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()

@@ -18,10 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from verifier import kb as kb_module, report, site
+from verifier import kb as kb_module
+from verifier import report, site
 from verifier.entries import parse_entry
 from verifier.kb import Engine
-from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, Ledger, ReleaseRecord
+from verifier.ledger import (
+    CheckRecord,
+    EngineLedger,
+    EntryRecord,
+    Ledger,
+    ReleaseRecord,
+)
 from verifier.safety import PathError
 
 from .conftest import REPO, VALID_ENTRY, run_cli
@@ -355,6 +362,16 @@ def test_text_reports_print_no_terminal_control_sequence():
         assert _controls(printed) == [], fmt
         assert "\\x1b" in printed, fmt
     ET.fromstring(report.render("junit", [diagnostic], [result]).split("\n", 1)[1])
+
+
+def test_template_syntax_in_data_is_text(kb_dir, tmp_path):
+    """Pages are Jinja2 templates: data reaches them as values, never as template source."""
+    title = "{{ 7 * 7 }} {% raw %} {# c #} ${title}"
+    out = tmp_path / "_site"
+    build(kb_dir, make_site(kb_dir, [entry(title=title, sections={"Symptom": "{{ site.kb }} `{{ 6 * 7 }}`"})]), out)
+    page = (out / "entries" / "ops-example" / "index.html").read_text()
+    assert "{{ 7 * 7 }} {% raw %} {# c #} ${title}" in page and "49" not in page
+    assert "<code>{{ 6 * 7 }}</code>" in page and "42" not in page.split('id="symptom"')[1].split("</section>")[0]
 
 
 # --- 4. --base-url --------------------------------------------------------------------------------------------

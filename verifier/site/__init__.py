@@ -23,7 +23,7 @@ from pathlib import Path
 from . import api, badges, entry, feeds, pages, search
 from .api import ENTRY_JSON_SCHEMA, KB_JSON_SCHEMA, entry_json
 from .model import EngineView, EntryStatus, Site, SiteError, check, load
-from .safe import _json, _link, _q, esc, markdown_renderer, url_problem
+from .safe import _json, _link, _q, markdown_renderer, url_problem
 from .text import MAX_MARKDOWN, SECTION_IDS, _plain
 from .words import STATUS_ICONS, STATUS_WORDS
 from .writer import MARKER, MARKER_TEXT, MAX_ASSET_BYTES, Builder, Page
@@ -38,7 +38,30 @@ def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
     return builder
 
 
-__all__ = ["build", "load", "check", "Site", "EngineView", "EntryStatus", "SiteError", "Builder", "Page", "MARKER",
-           "MARKER_TEXT", "MAX_MARKDOWN", "MAX_ASSET_BYTES", "SECTION_IDS", "STATUS_WORDS", "STATUS_ICONS",
-           "ENTRY_JSON_SCHEMA", "KB_JSON_SCHEMA", "entry_json", "esc", "url_problem", "markdown_renderer",
-           "_plain", "_json", "_link", "_q"]
+__all__ = [
+    "ENTRY_JSON_SCHEMA",
+    "KB_JSON_SCHEMA",
+    "MARKER",
+    "MARKER_TEXT",
+    "MAX_ASSET_BYTES",
+    "MAX_MARKDOWN",
+    "SECTION_IDS",
+    "STATUS_ICONS",
+    "STATUS_WORDS",
+    "Builder",
+    "EngineView",
+    "EntryStatus",
+    "Page",
+    "Site",
+    "SiteError",
+    "_json",
+    "_link",
+    "_plain",
+    "_q",
+    "build",
+    "check",
+    "entry_json",
+    "load",
+    "markdown_renderer",
+    "url_problem",
+]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from .. import history
+from .safe import _q
 from .text import _plain
 from .writer import Builder, entry_url, release_url
-from .safe import _q
 
 
 def _timestamp(date: str | None, fallback: str) -> str:

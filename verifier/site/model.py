@@ -153,4 +153,4 @@ def check(site: Site) -> None:
                             "give each its own id (its file name without .md)")
 
 
-__all__ = ["SiteError", "EngineView", "EntryStatus", "Site", "load", "check", "ERROR"]
+__all__ = ["ERROR", "EngineView", "EntryStatus", "Site", "SiteError", "check", "load"]

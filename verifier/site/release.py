@@ -16,11 +16,11 @@ SECTIONS = (
     (HOLDS, "bite", "These gotchas bite {name} {version}",
      "Every claim of these entries holds in this release's code: expect the symptom, apply the workaround."),
     (UNVERIFIED, "unverified", "Probably bite {name} {version}: not every claim verified",
-     "Not every claim could be checked here (its code is not where the check looks, or could not be read); "
-     "none is contradicted. Do not read this as \"does not apply\"."),
+     ("Not every claim could be checked here (its code is not where the check looks, or could not be read); "
+      "none is contradicted. Do not read this as \"does not apply\".")),
     (CHANGED, "changed", "Changed in {name} {version}: a claim is contradicted",
-     "A claim is contradicted by this release's code: the gotcha may be gone or different here. Read the "
-     "contradicted claim before relying on the workaround."),
+     ("A claim is contradicted by this release's code: the gotcha may be gone or different here. Read the "
+      "contradicted claim before relying on the workaround.")),
     (NOT_AFFECTED, "not-affected", "Not affected in {name} {version}",
      "These entries say their gotcha began later or was fixed earlier (introduced / fixed)."),
 )

@@ -4,7 +4,6 @@ these are the few things autoescape does not know."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from urllib.parse import quote, urlsplit
@@ -25,11 +24,6 @@ _NOT_TEXT = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U00
 
 def _text(value) -> str:
     return _NOT_TEXT.sub("\ufffd", "" if value is None else str(value))
-
-
-def esc(value) -> str:
-    """Text for HTML or XML outside a template (the templates escape with autoescape)."""
-    return html.escape(_text(value), quote=True)
 
 
 def finalize(value):

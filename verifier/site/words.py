@@ -12,6 +12,9 @@ STATUS_WORDS = {NOT_AFFECTED: "not affected", HOLDS: "holds", CHANGED: "changed"
 STATUS_ICONS = {NOT_AFFECTED: "○", HOLDS: "✓", CHANGED: "✗", UNVERIFIED: "?", MISSING: "?", ERROR: "!", None: "–"}
 
 
+_ICONS_BY_WORD = {STATUS_WORDS[k]: icon for k, icon in STATUS_ICONS.items()}
+
+
 def word(status) -> str:
     return STATUS_WORDS.get(status, str(status))
 
@@ -28,6 +31,11 @@ class Term:
     kind: str  # what it applies to, in words
     meaning: str
     action: str = ""
+
+    @property
+    def icon(self) -> str:
+        """The badge's icon of a status or a verdict ("" for a reason)."""
+        return "" if self.anchor.startswith("reason-") else _ICONS_BY_WORD.get(self.name, "")
 
 
 #: An entry's status at one release (what a release page groups by).
