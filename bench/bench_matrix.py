@@ -288,14 +288,14 @@ AREAS = [
      [("verifier/verdicts.py", "get"), ("verifier/verdicts.py", "put")]),
     ("relocation hints: every Python file read + searched (verify._with_relocations)",
      [("verifier/verify.py", "_with_relocations")]),
-    ("archive or store pass for the check paths (pypi.PyPISnapshot.prefetch)",
-     [("verifier/sources/pypi.py", "prefetch", ("verifier/verify.py", "verify_release"))]),
+    ("archive or store pass for the check paths (pypi.PyPISnapshot.files)",
+     [("verifier/sources/pypi.py", "files", ("verifier/verify.py", "verify_release"))]),
     ("evidence excerpts at the newest release (verify._excerpts)", [("verifier/verify.py", "_excerpts")]),
     ("ledger: record + write (ledger.EngineLedger.record, Ledger.save/save_evidence)",
      [("verifier/ledger.py", "record"), ("verifier/ledger.py", "save"), ("verifier/ledger.py", "save_evidence")]),
     ("loading + linting entries (cli._load)", [("verifier/cli.py", "_load")]),
-    ("index URL and CA bundle from pip's configuration (pypi.configured_index_url/configured_cert)",
-     [("verifier/sources/pypi.py", "configured_index_url"), ("verifier/sources/pypi.py", "configured_cert")]),
+    ("index URL and CA bundle from pip's configuration (pip_config.configured_index_url/configured_cert)",
+     [("verifier/sources/pip_config.py", "configured_index_url"), ("verifier/sources/pip_config.py", "configured_cert")]),
     ("listing releases (source.releases)", [("verifier/sources/pypi.py", "releases"), ("verifier/sources/git.py", "releases")]),
     ("report of the run (report.render_run, history.new_status_changes)",
      [("verifier/report.py", "render_run"), ("verifier/history.py", "new_status_changes")]),
@@ -471,7 +471,7 @@ class Plan:
 
 def make_plan(work: Path) -> Plan:
     from verifier.ledger import version_key
-    from verifier.sources import pypi
+    from verifier.sources import _downloads, pypi
 
     kb_root = work / "kb"
     shutil.copytree(REPO / "gotchas", kb_root / "gotchas")
@@ -485,7 +485,7 @@ def make_plan(work: Path) -> Plan:
         if version_key(release.version) < version_key(since):
             continue
         archive = source.archive_of(release)
-        cached = pypi._cache_path(archive)
+        cached = _downloads.cache_path(archive)
         releases.append({"version": release.version, "kind": archive.kind, "filename": archive.filename,
                          "sha256": archive.sha256, "size": archive.size, "url": archive.url,
                          "path": str(cached) if cached.is_file() else None})
@@ -565,7 +565,7 @@ def part_naive(b: Bench, plan: Plan, matrix: dict) -> None:
 # -- part 2: one new release ------------------------------------------------------------------------------
 
 def part_new(b: Bench, plan: Plan, caches: dict, shared_archives: Path) -> dict:
-    from verifier.sources import pypi
+    from verifier.sources import _downloads, pypi
 
     newest = plan.releases[-1]
     older = plan.releases[:-1]
@@ -640,7 +640,7 @@ def part_new(b: Bench, plan: Plan, caches: dict, shared_archives: Path) -> dict:
         start = time.perf_counter()
         try:
             digest = http.download(newest["url"], scratch / newest["filename"], what=newest["filename"],
-                                   size=newest["size"], limit=pypi.MAX_ARCHIVE_BYTES)
+                                   size=newest["size"], limit=_downloads.MAX_ARCHIVE_BYTES)
             timings.append(time.perf_counter() - start)
             out["download"] = {"seconds": statistics.median(timings), "runs": len(timings),
                                "ok": digest == newest["sha256"]}

@@ -54,7 +54,7 @@ from verifier.entries import load_entry  # noqa: E402
 from verifier.evaluate import evaluate_source  # noqa: E402
 from verifier.ledger import Ledger, version_key  # noqa: E402
 from verifier.model import Check, Entry  # noqa: E402
-from verifier.sources import SourceUnavailable, pypi  # noqa: E402
+from verifier.sources import SourceUnavailable, _downloads, _readers, pypi  # noqa: E402
 from verifier.sources._archive import ZipReader, matches_record, read_tar_members  # noqa: E402
 from verifier.sources._http import HttpClient  # noqa: E402
 from verifier.sources._store import MemberStore  # noqa: E402
@@ -111,17 +111,14 @@ def load_pairs(plan: Plan, extra_check: bool = False) -> list:
 
 def pypi_source(plan: Plan, stored: bool) -> pypi.PyPISource:
     kb = kb_module.load(plan.kb_root)
-    source = pypi.PyPISource(kb.engines[plan.engine], http=_NoDownloads())
+    source = pypi.PyPISource(kb.engines[plan.engine], http=_NoDownloads(), member_store=stored)
     source._files = plan.index_files
-    if not stored:
-        shipped = pypi._reader_for
-        pypi._reader_for = lambda archive, http, progress: shipped(archive, http, progress).inner
     return source
 
 
 def timed_verify(source, pairs, plan: Plan, verdict_db: Path, ledger_dir: Path):
     """One `gotchas verify --since` run of one engine, as a fresh process would do it: (seconds, EngineRun)."""
-    pypi._VERIFIED.clear()  # a new process checks each cached archive's sha256 once
+    _downloads._VERIFIED.clear()  # a new process checks each cached archive's sha256 once
     verdicts = VerdictCache(verdict_db)
     start = time.perf_counter()
     run = verify_engine(plan.engine, source, pairs, Ledger(ledger_dir), since=plan.since, verdicts=verdicts)
@@ -178,7 +175,7 @@ class _MirroredFiles:
 
 
 def _sdist_files(archive, http, wanted: _MirroredFiles) -> dict[str, bytes]:
-    with open(pypi._local_copy(archive, http, None), "rb") as raw:  # sha256 checked once per process
+    with open(_downloads.local_copy(archive, http, None), "rb") as raw:  # sha256 checked once per process
         found = read_tar_members(raw, wanted)
     return found.contents
 
@@ -187,11 +184,11 @@ def _wheel_files(archive, http, wanted: _MirroredFiles) -> dict[str, bytes]:
     """A wheel's wanted members: from the cache when it was downloaded whole, else by range requests,
     coalesced: its Python files lie together (between the big shared objects), so a handful of
     requests fetch them all. Each is checked against RECORD's sha256, as the product does."""
-    if pypi._cached(archive):  # downloaded whole already: read it there, as the product would
-        with open(pypi._local_copy(archive, http, None), "rb") as raw:
-            local = ZipReader(pypi._file_range(raw), os.fstat(raw.fileno()).st_size)
+    if _downloads.is_cached(archive):  # downloaded whole already: read it there, as the product would
+        with open(_downloads.local_copy(archive, http, None), "rb") as raw:
+            local = ZipReader(_readers._file_range(raw), os.fstat(raw.fileno()).st_size)
             return local.read_members({p for p in local.paths() if p in wanted}).contents
-    reader = pypi._RemoteWheel(archive, http, None)
+    reader = _readers._RemoteWheel(archive, http, None)
     zip_file = reader._remote_zip()
     record = reader._manifest(zip_file)
     names = {p for p in zip_file.paths() if p in wanted}
@@ -340,7 +337,7 @@ def child(mode: str, work: Path, runs: int, long_run: float, profile: bool) -> d
             def one(i):
                 mirror = work / ("mirror.git" if i == 0 else f"mirror-{i}.git")
                 shutil.rmtree(mirror, ignore_errors=True)
-                pypi._VERIFIED.clear()
+                _downloads._VERIFIED.clear()
                 start = time.perf_counter()
                 figures = import_mirror(plan, mirror)
                 seconds = time.perf_counter() - start
@@ -449,11 +446,11 @@ def make_plan(work: Path, engine_key: str, kb_root: Path) -> Plan:
         if version_key(release.version) < version_key(since):
             continue
         archive = source.archive_of(release)
-        if archive.kind == "wheel" and not pypi._cached(archive):
+        if archive.kind == "wheel" and not _downloads.is_cached(archive):
             plan.releases.append(release)  # read by range requests, as the product does
             continue
-        path = pypi._cache_path(archive)
-        if not path.is_file() or not pypi._intact(path, archive):
+        path = _downloads.cache_path(archive)
+        if not path.is_file() or not _downloads.intact(path, archive):
             plan.left_out.append(f"{release.version}: {archive.filename} is not (intact) in the archive cache")
             continue
         plan.releases.append(release)
@@ -556,12 +553,12 @@ def _benchmark(args, work: Path, shared_archives: Path) -> int:
     load_after = os.getloadavg()
 
     source = pypi_source(plan, stored=True)
-    archives = [pypi._cache_path(source.archive_of(r)) for r in plan.releases]
+    archives = [_downloads.cache_path(source.archive_of(r)) for r in plan.releases]
     archive_bytes = sum(path.stat().st_size for path in archives if path.is_file())
     kinds = [source.archive_of(r) for r in plan.releases]
     read_as = (f"{sum(a.kind == 'sdist' for a in kinds)} sdists, "
-               f"{sum(a.kind == 'wheel' and pypi._cached(a) for a in kinds)} wheels from the archive cache, "
-               f"{sum(a.kind == 'wheel' and not pypi._cached(a) for a in kinds)} wheels by range requests")
+               f"{sum(a.kind == 'wheel' and _downloads.is_cached(a) for a in kinds)} wheels from the archive cache, "
+               f"{sum(a.kind == 'wheel' and not _downloads.is_cached(a) for a in kinds)} wheels by range requests")
     figures = results["git:import"]["import"]
     floor = results["floor:"]
     new_path = plan.new_path[0] if plan.new_path else "?"

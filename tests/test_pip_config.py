@@ -1,4 +1,4 @@
-"""pip's configuration read without pip's internals (verifier.sources.pypi._pip_setting).
+"""pip's configuration read without pip's internals (verifier.sources.pip_config._pip_setting).
 
 pip's own `Configuration` is the oracle where both should agree; the precedence
 tests use only files under tmp_path (the machine's own /etc/pip.conf and the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.sources import pypi
+from verifier.sources import pip_config
 from verifier.sources.pypi import configured_cert, configured_index_url
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the layouts below are pip's Linux ones")
@@ -63,8 +63,8 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def isolated(home, monkeypatch):
     """As `home`, and only configuration files under tmp_path are read."""
-    real = pypi._pip_config_files
-    monkeypatch.setattr(pypi, "_pip_config_files",
+    real = pip_config._pip_config_files
+    monkeypatch.setattr(pip_config, "_pip_config_files",
                         lambda: [f for f in real() if Path(f).is_relative_to(home)])
     monkeypatch.setenv("XDG_CONFIG_DIRS", str(home / "xdg1") + os.pathsep + str(home / "xdg2"))
     return home
@@ -94,11 +94,11 @@ def test_the_files_are_pips_files_in_pips_order(home, monkeypatch, setup):
         monkeypatch.setenv("PIP_CONFIG_FILE", "")
     elif setup == "devnull":
         monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    assert pypi._pip_config_files() == pip_files()
+    assert pip_config._pip_config_files() == pip_files()
 
 
 def test_site_wide_files_include_etc_and_the_environments_file(home):
-    files = pypi._pip_config_files()
+    files = pip_config._pip_config_files()
     assert files[:2] == ["/etc/xdg/pip/pip.conf", "/etc/pip.conf"]
     assert files[-1] == os.path.join(sys.prefix, "pip.conf")
 
@@ -139,7 +139,7 @@ def test_later_files_override_earlier_ones(isolated, monkeypatch):
     assert configured_index_url() == OTHER
     monkeypatch.setenv("PIP_CONFIG_FILE", str(write(isolated / "env.conf", f"[global]\nindex-url = {MIRROR}\n")))
     assert configured_index_url() == MIRROR  # PIP_CONFIG_FILE last
-    assert pypi._pip_setting("cert") == "/nowhere"  # keys no later file sets stay
+    assert pip_config._pip_setting("cert") == "/nowhere"  # keys no later file sets stay
 
 
 def test_an_existing_pip_config_file_skips_the_users_files(isolated, monkeypatch):
@@ -147,7 +147,7 @@ def test_an_existing_pip_config_file_skips_the_users_files(isolated, monkeypatch
     monkeypatch.setenv("PIP_CONFIG_FILE", str(isolated / "missing.conf"))
     assert configured_index_url() == MIRROR  # a missing one does not
     monkeypatch.setenv("PIP_CONFIG_FILE", str(write(isolated / "env.conf", "[global]\ntimeout = 3\n")))
-    assert pypi._pip_setting("index-url") is None
+    assert pip_config._pip_setting("index-url") is None
 
 
 def test_environment_variables_override_files(isolated, monkeypatch):
@@ -177,7 +177,7 @@ def test_devnull_disables_every_file(isolated, monkeypatch):
     write(isolated / "xdg1" / "pip" / "pip.conf", f"[global]\nindex-url = {MIRROR}\n")
     assert configured_index_url() == MIRROR
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    assert pypi._pip_config_files() == []
+    assert pip_config._pip_config_files() == []
     assert configured_index_url() == PyPI.simple_url
 
 
@@ -240,9 +240,9 @@ def test_settings_are_the_ones_pip_reads(home, monkeypatch, setup):
         write(home / name, text)
     if (home / "env.conf").exists():
         monkeypatch.setenv("PIP_CONFIG_FILE", str(home / "env.conf"))
-    assert pypi._pip_config_files() == pip_files()
+    assert pip_config._pip_config_files() == pip_files()
     for name in ("index-url", "cert", "timeout"):
-        assert pypi._pip_setting(name) == pip_setting(name), name
+        assert pip_config._pip_setting(name) == pip_setting(name), name
 
 
 def test_the_default_index_is_pips_and_pips_configuration_module_is_not_imported():

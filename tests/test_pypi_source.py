@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from verifier.kb import Engine
-from verifier.sources import MAX_FILE_BYTES, SourceUnavailable
-from verifier.sources import pypi
+from verifier.sources import MAX_FILE_BYTES, SourceUnavailable, _downloads, _readers, _store
 from verifier.sources._archive import ArchiveError, read_tar_members
 from verifier.sources._http import HttpClient
 from verifier.sources.pypi import PyPISource, configured_index_url
@@ -188,8 +187,8 @@ def test_repository_paths_map_to_archive_paths_through_archive_root(index):
 def test_prefetch_reads_every_path_in_one_pass(index, monkeypatch):
     index.add("toy", "toy-1.0.tar.gz", sdist(files={"toy/a.py": b"a", "toy/b.py": b"b", "toy/c.py": b"c"}))
     passes = []
-    real = pypi.read_tar_members
-    monkeypatch.setattr(pypi, "read_tar_members", lambda raw, wanted: passes.append(set(wanted)) or real(raw, wanted))
+    real = _readers.read_tar_members
+    monkeypatch.setattr(_readers, "read_tar_members", lambda raw, wanted: passes.append(set(wanted)) or real(raw, wanted))
     snapshot = source(index).open(only_release(source(index)))
     snapshot.prefetch(["toy/a.py", "toy/b.py", "toy/none.py", "../bad", ""])
     assert [snapshot.read(p) for p in ("toy/a.py", "toy/b.py", "toy/none.py")] == [b"a", b"b", None]
@@ -335,7 +334,7 @@ def test_a_download_that_starts_over_is_read_again_whole(index, cache, monkeypat
     """Cut mid-body after the pass handed a file out: the retry's file is read again, from its start."""
     index.add("toy", "toy-1.0.tar.gz", big_sdist(), faults=Faults(drop_mid_body=1))
     handed = []
-    real = pypi.read_tar_members
+    real = _readers.read_tar_members
 
     def noting(raw, wanted, on_member=None, **kwargs):
         def seen(member, data):
@@ -343,13 +342,13 @@ def test_a_download_that_starts_over_is_read_again_whole(index, cache, monkeypat
             on_member(member, data)
         return real(raw, wanted, on_member=seen, **kwargs)
 
-    monkeypatch.setattr(pypi, "read_tar_members", noting)
+    monkeypatch.setattr(_readers, "read_tar_members", noting)
     snapshot = source(index).open(only_release(source(index)))
     assert set(snapshot.files(["toy/core.py", "toy/last.py"])) == {"toy/core.py", "toy/last.py"}
     # toy/core.py came first from the growing file, then again from the finished one, with toy/last.py
-    assert handed[0] == ("_Growing", "toy/core.py")
-    assert ("_Growing", "toy/last.py") not in handed
-    assert [m for kind, m in handed if kind != "_Growing"] == ["toy/core.py", "toy/last.py"]
+    assert handed[0] == ("Growing", "toy/core.py")
+    assert ("Growing", "toy/last.py") not in handed
+    assert [m for kind, m in handed if kind != "Growing"] == ["toy/core.py", "toy/last.py"]
     assert snapshot.read("toy/core.py") == CORE and snapshot.read("toy/last.py") == b"LAST = 1\n"
     assert len(index.answers_for("toy-1.0.tar.gz")) == 2 and len(cached_files(cache)) == 1
 
@@ -378,7 +377,7 @@ def test_a_reader_that_gives_up_stops_the_download_and_leaves_no_partial_file(in
         raw.read(1024)
         raise RuntimeError("the pass broke")
 
-    monkeypatch.setattr(pypi, "read_tar_members", failing)
+    monkeypatch.setattr(_readers, "read_tar_members", failing)
     snapshot = source(index).open(only_release(source(index)))
     with pytest.raises(RuntimeError, match="the pass broke"):
         snapshot.read("toy/core.py")
@@ -394,7 +393,7 @@ def test_a_growing_file_waits_for_bytes_and_notices_a_new_attempt(tmp_path):
 
     partial = tmp_path / "partial"
     partial.write_bytes(b"")
-    growing = pypi._Growing()
+    growing = _downloads.Growing()
     got = []
     reader = threading.Thread(target=lambda: got.append(growing.read(6)))
     reader.start()
@@ -411,21 +410,21 @@ def test_a_growing_file_waits_for_bytes_and_notices_a_new_attempt(tmp_path):
     with pytest.raises(OSError, match="started over"):
         growing.read(1)
     growing.close()
-    with pytest.raises(pypi._Cancelled):
+    with pytest.raises(_downloads._Cancelled):
         growing.wrote(2, 2)
 
 
 def test_a_growing_file_ends_with_its_download(tmp_path):
     partial = tmp_path / "partial"
     partial.write_bytes(b"abcdefgh")
-    growing = pypi._Growing()
+    growing = _downloads.Growing()
     growing.follow(str(partial))
     growing.wrote(1, 8)
     assert growing.read(5) == b"abcde"
     growing.finish()
     assert growing.read(100) == b"fgh"  # what is left, once the download has ended
     assert growing.read(100) == b""
-    never = pypi._Growing()
+    never = _downloads.Growing()
     never.finish()  # the download failed before it created its file
     with pytest.raises(OSError):
         never.read(10)
@@ -557,7 +556,7 @@ def test_members_read_once_are_answered_from_the_store(index, monkeypatch):
     def no_archive(*args, **kwargs):
         raise AssertionError("the archive was read again")
 
-    monkeypatch.setattr(pypi, "read_tar_members", no_archive)
+    monkeypatch.setattr(_readers, "read_tar_members", no_archive)
     snapshot = source(index).open(only_release(source(index)))
     assert snapshot.read("toy/core.py") == CORE
     assert snapshot.read("toy/absent.py") is None  # the manifest knows every member name
@@ -580,7 +579,7 @@ def test_a_new_member_goes_back_to_the_archive(index, monkeypatch):
 
 
 def test_a_wheel_is_downloaded_whole_when_many_members_are_wanted(index):
-    files = {f"toy/m{i}.py": f"x = {i}\n".encode() for i in range(pypi.RANGE_READ_MAX_MEMBERS + 1)}
+    files = {f"toy/m{i}.py": f"x = {i}\n".encode() for i in range(_readers.RANGE_READ_MAX_MEMBERS + 1)}
     index.add("toy", "toy-1.0-py3-none-any.whl", make_wheel(files, "toy", "1.0"))
     snapshot = source(index).open(only_release(source(index)))
     snapshot.prefetch(list(files))
@@ -593,8 +592,8 @@ def test_a_stored_member_is_named_by_its_digest_without_being_read(index, monkey
     index.add("toy", "toy-1.0.tar.gz", sdist())
     source(index).open(only_release(source(index))).read("toy/core.py")
     reads = []
-    real_blob = pypi.MemberStore.blob
-    monkeypatch.setattr(pypi.MemberStore, "blob", lambda self, sha: reads.append(sha) or real_blob(self, sha))
+    real_blob = _store.MemberStore.blob
+    monkeypatch.setattr(_store.MemberStore, "blob", lambda self, sha: reads.append(sha) or real_blob(self, sha))
     snapshot = source(index).open(only_release(source(index)))
     snapshot.prefetch(["toy/core.py"])
     assert snapshot.digest("toy/core.py") == "sha256:" + hashlib.sha256(CORE).hexdigest()

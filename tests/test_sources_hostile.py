@@ -21,7 +21,8 @@ import pytest
 
 from verifier.cli import main
 from verifier.kb import Engine
-from verifier.sources import SourceUnavailable, _http, pypi
+from verifier.sources import SourceUnavailable, _http
+from verifier.sources.index import MAX_INDEX_PAGE
 from verifier.sources._http import HttpClient
 from verifier.sources.directory import DirectorySource
 from verifier.sources.git import GitSource
@@ -126,7 +127,7 @@ HOSTILE_PAGES = {
     "meta is an array": lambda page: dumps({**page, "meta": ["1.1"]}),
     "api-version is a number": lambda page: dumps({**page, "meta": {"api-version": 1.1}}),
     "a url with an unbalanced bracket": lambda page: dumps(with_file(page, url="http://[::1/vllm-0.1.0.tar.gz")),
-    "over the size cap": lambda page: dumps(page) + b" " * pypi.MAX_INDEX_PAGE,
+    "over the size cap": lambda page: dumps(page) + b" " * MAX_INDEX_PAGE,
 }
 
 

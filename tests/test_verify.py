@@ -213,7 +213,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
     """The archive pass hands each wanted file out as it reads it: here the pass cannot go on until a check ran."""
     import threading
 
-    from verifier.sources import pypi
+    from verifier.sources import _readers
 
     index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0"))
     evaluated = threading.Event()
@@ -224,7 +224,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
         evaluated.set()
         return found
 
-    real_read = pypi.read_tar_members
+    real_read = _readers.read_tar_members
 
     def slow_pass(raw, wanted, on_member=None, **kwargs):
         found = real_read(raw, wanted, **kwargs)
@@ -233,7 +233,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
         assert evaluated.wait(10), "no check ran before the archive pass ended"
         return found
 
-    monkeypatch.setattr(pypi, "read_tar_members", slow_pass)
+    monkeypatch.setattr(_readers, "read_tar_members", slow_pass)
     monkeypatch.setattr(verify_module, "lookup", noting)
     code, out, _ = run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
     assert code == 0, out

@@ -52,6 +52,37 @@ def find_flip(source, check: Check, releases: list[Release], cache: FileCache | 
     return flip
 
 
+def choose_flip(source, check: Check, releases: list[Release], transitions: list, between: list[str] | None = None):
+    """(good, bad, old status, new status) to bisect: the two releases `between` names, else the check's last
+    transition in the ledger (`transitions`, history.transitions of its entry) when both its releases are
+    still there, else the last flip found by evaluating every release; None when the check never flips.
+
+    Raises LookupError for a release of `between` that the source does not have, and NoForm when the check
+    has no form that applies at one of them."""
+    from .evaluate import evaluate_check
+
+    by_version = {r.version: r for r in releases}
+    if between:
+        missing = [v for v in between if v not in by_version]
+        if missing:
+            raise LookupError(f"no release {', '.join(missing)}")
+        good, bad = (by_version[v] for v in between)
+        with source.open(good) as a, source.open(bad) as b:
+            found = [evaluate_check(check, a), evaluate_check(check, b)]
+        if None in found:
+            raise NoForm(f"{check.id} has no form that applies in {good.version if found[0] is None else bad.version}")
+        return good, bad, found[0][1].status, found[1][1].status
+    flips = [t for t in transitions if t.check == check.id]
+    if flips and flips[-1].before_version in by_version and flips[-1].after_version in by_version:
+        t = flips[-1]
+        return by_version[t.before_version], by_version[t.after_version], t.before.verdict, t.after.verdict
+    return find_flip(source, check, releases)
+
+
+class NoForm(Exception):
+    """The check has no form that applies at a release it is asked about."""
+
+
 def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str) -> BisectResult:
     """Binary search over the commits after `good` up to `bad` that touched the check's file."""
     with source.open(good) as start, source.open(bad) as end:

@@ -19,15 +19,14 @@ from pathlib import Path
 from . import __version__, kb as kb_module, lint, report
 from .entries import load_entry
 from .evaluate import Budget
-from .history import bounds_problems, new_status_changes
 from .ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from .model import CHANGED, ERROR, MISSING, Release, entry_bounds
+from .model import CHANGED, ERROR, MISSING, Release
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .sources.directory import DirectorySource
 from .helper import Helper
 from .verdicts import SearchCache, VerdictCache
-from .verify import EngineRun, choose_releases, selected_checks, unavailable, verify_engine, verify_release
+from .verify import choose_releases, selected_checks, unavailable, verify_release
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
@@ -304,10 +303,11 @@ def _make_source(kb: kb_module.KB, engine: str, location: str, progress: Progres
     raise UsageError(f"--source {location}: expected pypi, git:URL_OR_PATH or dir:PATH")
 
 
-def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
-             default: str | None = None, progress: Progress | None = None) -> dict[str, Source]:
-    """The source of each engine: `--source [ENGINE=]SPEC` options, else `default` (when given)."""
-    sources: dict[str, Source] = {}
+def _source_locations(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
+                      default: str | None = None) -> dict[str, str]:
+    """Where each engine is read from (`pypi`, `git:...`, `dir:...`): `--source [ENGINE=]SPEC` options, else
+    `default` (when given). The one reading of `--source`."""
+    locations: dict[str, str] = {}
     for spec in specs:
         target, sep, location = spec.partition("=")
         if not sep or ":" in target:
@@ -321,11 +321,18 @@ def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_nee
                 continue
         if target not in kb.engines:
             raise UsageError(f"--source {spec}: unknown engine {target!r}; engines are: {', '.join(kb.engines)}")
-        sources[target] = _make_source(kb, target, location, progress)
+        locations[target] = location
     if default:
-        for name in engines_needed - set(sources):
-            sources[name] = _make_source(kb, name, default, progress)
-    return sources
+        for name in engines_needed - set(locations):
+            locations[name] = default
+    return locations
+
+
+def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
+             default: str | None = None, progress: Progress | None = None) -> dict[str, Source]:
+    """The source of each engine, from `--source` options (see `_source_locations`)."""
+    return {name: _make_source(kb, name, location, progress)
+            for name, location in _source_locations(kb, specs, engine, engines_needed, default).items()}
 
 
 def _load(kb: kb_module.KB, names: list[str]):
@@ -433,6 +440,8 @@ def _check_engines(engines, sources, pairs, args, progress, helper, results, not
 
 
 def run_verify(args) -> int:
+    from .run import verify_engines
+
     kb = _kb(args)
     _check_engine(kb, args.engine)
     loaded, diagnostics, entries = _load_clean(kb, args.entries)
@@ -440,72 +449,34 @@ def run_verify(args) -> int:
     engines = [args.engine] if args.engine else sorted({c.engine for _, c in pairs})
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     progress = Progress()
-    sources = _sources(kb, args.source, args.engine, set(engines), default="pypi", progress=progress)
-    runs: list[EngineRun] = []
-    notes: list[str] = []
-    verdicts = VerdictCache()
-    searches = SearchCache()
-    before = {}
+    locations = _source_locations(kb, args.source, args.engine, set(engines), default="pypi")
+    sources = {name: _make_source(kb, name, location, progress) for name, location in locations.items()}
     try:
-        with ledger.lock(wait=args.wait), Budget(pairs).active():
-            # Every engine's ledger and evidence is read, and refused when malformed, before any file is written.
-            loaded_ledgers = {engine: ledger.load(engine) for engine in engines}
-            old_evidence = {engine: ledger.load_evidence(engine) for engine in engines}
-            for engine in engines:
-                current = loaded_ledgers[engine]
-                before[engine] = current.copy()
-                engine_pairs = [p for p in pairs if p[1].engine == engine]
-                try:
-                    run = verify_engine(engine, sources[engine], engine_pairs, ledger, versions=args.release,
-                                        since=args.since or kb.engines[engine].oldest or None, new=args.new, source_label=_label(args, engine),
-                                        progress=progress, verdicts=verdicts,
-                                        prune={e.id for e in entries} if not args.entries else None,
-                                        loaded=current, searches=searches, old_evidence=old_evidence[engine])
-                except LookupError as exc:
-                    raise UsageError(f"{engine}: {exc}") from None
-                except SourceUnavailable as exc:
-                    notes.append(f"error: {engine}: {exc}; its ledger is unchanged")
-                    continue
-                runs.append(run)
-                notes.extend(run.skipped)
+        run = verify_engines(engines, sources, {name: location.partition(":")[0] for name, location in locations.items()},
+                             pairs, entries, ledger, oldest={name: kb.engines[name].oldest for name in engines},
+                             versions=args.release, since=args.since, new=args.new, prune=not args.entries,
+                             wait=args.wait, progress=progress)
+    except LookupError as exc:
+        raise UsageError(str(exc)) from None
     except LedgerError as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    finally:
-        _close(verdicts, searches, *sources.values())
-    changes = [c for run in runs
-               for c in new_status_changes(before[run.engine], run.ledger or ledger.load(run.engine),
-                                           run.changed_releases)]
-    problems = [p for run in runs for entry in entries
-                for p in bounds_problems(run.ledger or ledger.load(run.engine), entry.id,
-                                         *entry_bounds(entry, run.engine), [r.version for r in run.releases])]
-    results = [r for run in runs for r in run.results]
-    text = report.render_run(args.format, kb, runs, changes, diagnostics, notes, len(loaded), args.site_url, problems)
+    results = [r for done in run.runs for r in done.results]
+    text = report.render_run(args.format, kb, run.runs, run.changes, diagnostics, run.notes, len(loaded), args.site_url,
+                             run.problems)
     sys.stdout.write(text)
     if args.report:
-        Path(args.report).write_text(report.render_run("markdown", kb, runs, changes, diagnostics, notes,
-                                                       len(loaded), args.site_url, problems), encoding="utf-8")
-    failed_engines = any(n.startswith("error:") for n in notes)
-    code = _exit_code(diagnostics, results, bool(changes) or bool(problems))
+        Path(args.report).write_text(report.render_run("markdown", kb, run.runs, run.changes, diagnostics, run.notes,
+                                                       len(loaded), args.site_url, run.problems), encoding="utf-8")
+    failed_engines = any(n.startswith("error:") for n in run.notes)
+    code = _exit_code(diagnostics, results, bool(run.changes) or bool(run.problems))
     return EXIT_ERROR if code == EXIT_OK and failed_engines else code
 
 
 def _close(*things) -> None:
-    """Close the caches and sources of a run (a source that holds nothing open has no `close`)."""
+    """Close the caches and sources of a command."""
     for thing in things:
-        close = getattr(thing, "close", None)
-        if close is not None:
-            close()
-
-
-def _label(args, engine: str) -> str:
-    for spec in args.source:
-        target, sep, location = spec.partition("=")
-        if sep and ":" not in target and target == engine:
-            return location.partition(":")[0]
-        if not sep or ":" in target:
-            return spec.partition(":")[0]
-    return "pypi"
+        thing.close()
 
 
 def run_show(args) -> int:
@@ -580,33 +551,18 @@ def run_bisect(args) -> int:
         raise UsageError("bisect needs a git source: --source git:URL_OR_PATH")
     source = _make_source(kb, check.engine, args.source)
     try:
-        releases = source.releases()
-        by_version = {r.version: r for r in releases}
-        if args.between:
-            missing = [v for v in args.between if v not in by_version]
-            if missing:
-                raise UsageError(f"no release {', '.join(missing)} in {args.source}")
-            good, bad = (by_version[v] for v in args.between)
-            with source.open(good) as a, source.open(bad) as b:
-                from .evaluate import evaluate_check
-                found = [evaluate_check(check, a), evaluate_check(check, b)]
-            if None in found:
-                raise UsageError(f"{check.id} has no form that applies in {good.version if found[0] is None else bad.version}")
-            old, new = found[0][1].status, found[1][1].status
-        else:
-            flips = [t for t in history.transitions(Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine),
-                                                    loaded.entry.id) if t.check == check.id]
-            flip = None
-            if flips and flips[-1].before_version in by_version and flips[-1].after_version in by_version:
-                t = flips[-1]
-                flip = (by_version[t.before_version], by_version[t.after_version], t.before.verdict,
-                        t.after.verdict)
-            if flip is None:
-                flip = bisect.find_flip(source, check, releases)
-            if flip is None:
-                print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
-                return EXIT_FINDINGS
-            good, bad, old, new = flip
+        transitions = [] if args.between else history.transitions(
+            Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine), loaded.entry.id)
+        try:
+            flip = bisect.choose_flip(source, check, source.releases(), transitions, args.between)
+        except LookupError as exc:
+            raise UsageError(f"{exc} in {args.source}") from None
+        except bisect.NoForm as exc:
+            raise UsageError(str(exc)) from None
+        if flip is None:
+            print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
+            return EXIT_FINDINGS
+        good, bad, old, new = flip
         if old == new:
             print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
             return EXIT_FINDINGS

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -390,7 +389,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     helper = Helper()  # a second process for evaluating, started once there are files to evaluate
     try:
         # A git source keeps its processes from one release to the next until the loop ends.
-        with source.batch() if hasattr(source, "batch") else contextlib.nullcontext():
+        with source.batch():
             for index, release in enumerate(run.releases, 1):
                 if progress:
                     progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)

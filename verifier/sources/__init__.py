@@ -9,7 +9,7 @@ SourceUnavailable, which the verifier reports as `error`, never `changed`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+import contextlib
 
 from ..model import Release
 
@@ -80,12 +80,24 @@ class Snapshot:
         self.close()
 
 
-class Source(Protocol):
+class Source:
+    """An engine's releases, each opened as a snapshot."""
+
     engine: str
 
-    def releases(self) -> list[Release]: ...
+    def releases(self) -> list[Release]:
+        """Every release, in PEP 440 order."""
+        raise NotImplementedError
 
-    def open(self, release: Release) -> Snapshot: ...
+    def open(self, release: Release) -> Snapshot:
+        raise NotImplementedError
+
+    def batch(self) -> contextlib.AbstractContextManager:
+        """A context in which successive snapshots may share what the source keeps open (git's processes)."""
+        return contextlib.nullcontext()
+
+    def close(self) -> None:
+        """Let go of what the source holds open."""
 
 
 def check_repository_path(path: str) -> str | None:

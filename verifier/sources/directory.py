@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 
 from ..model import Release
-from . import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
+from . import MAX_FILE_BYTES, Snapshot, Source, SourceUnavailable, check_repository_path
 
 
-class DirectorySource:
+class DirectorySource(Source):
     """A directory as one release.
 
     `archive_root` is the repository folder that the engine's release archives

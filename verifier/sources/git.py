@@ -38,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..cache import cache_dir
 from ..model import Release
-from . import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
+from . import MAX_FILE_BYTES, Snapshot, Source, SourceUnavailable, check_repository_path
 
 if TYPE_CHECKING:
     from ..kb import Engine
@@ -64,7 +64,7 @@ _TAG_FORMAT = "\t".join((
 ))
 
 
-class GitSource:
+class GitSource(Source):
     """The releases of one engine, from the tags of a git repository.
 
     `location` is a path to a repository, or a URL to clone into the cache.
