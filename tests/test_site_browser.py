@@ -228,6 +228,32 @@ def test_real_site_what_do_i_do_on_vllm_0_10_0_in_two_actions(look, real_base_ur
     assert "vllm/v1/core/sched/scheduler.py:" in claims.inner_text()
 
 
+def test_real_front_page_reaches_its_first_entry_in_few_tab_stops(look, real_base_url):
+    """Before #17, 47 category links stood before the table: 61 Tab presses to the first entry."""
+    page = look
+    page.goto(real_base_url)
+    for presses in range(1, 40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.closest('#entries-table') !== null"):
+            break
+    assert presses <= 20
+
+
+def test_real_front_page_every_filter_option_finds_entries(page, real_base_url):
+    page.goto(real_base_url)
+    rows = page.locator("#entries-table tbody tr")
+    total = rows.count()
+    for select in ("#filter-engine", "#filter-status", "#filter-scheme", "#filter-concept"):
+        values = page.locator(f"{select} option").evaluate_all("all => all.map(o => o.value)")
+        assert len(values) > 1, select
+        for value in values[1:]:
+            page.select_option(select, value)
+            shown = page.evaluate("Array.from(document.querySelectorAll('#entries-table tbody tr')).filter(r => !r.hidden).length")
+            assert 0 < shown, (select, value)
+            assert page.locator("#filter-count").inner_text() == f"{shown} of {total} entries shown"
+        page.select_option(select, "")
+
+
 @pytest.mark.parametrize("width", [1280, 360])
 def test_real_site_release_picked_without_javascript(browser, real_base_url, width):
     context = browser.new_context(java_script_enabled=False, viewport={"width": width, "height": 800})

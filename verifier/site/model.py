@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .. import history
 from ..kb import KB, Engine
 from ..ledger import EngineLedger, EntryRecord, Ledger
-from ..model import CHANGED, ERROR, HOLDS, MISSING, Entry, entry_bounds
+from ..model import CHANGED, HOLDS, MISSING, Entry, entry_bounds
 from .safe import url_problem
 
 
@@ -153,4 +153,4 @@ def check(site: Site) -> None:
                             "give each its own id (its file name without .md)")
 
 
-__all__ = ["ERROR", "EngineView", "EntryStatus", "Site", "SiteError", "check", "load"]
+__all__ = ["EngineView", "EntryStatus", "Site", "SiteError", "check", "load"]

@@ -57,7 +57,7 @@ def _link(url, text) -> Markup:
     """`text` as a link to `url` when that is an http(s) or relative URL, else as text: the one way a URL from
     data (a reference, an engine's repository, a permalink built from it) becomes a link."""
     if web_url(url):
-        return Markup('<a href="{}">{}</a>').format(_text(url), finalize(text))
+        return Markup(f'<a href="{escape(url)}">{escape(finalize(text))}</a>')  # a web URL holds no control
     return escape(finalize(text))
 
 

@@ -3,6 +3,7 @@ Markdown (raw HTML off, only safe links, at most MAX_MARKDOWN characters an entr
 
 from __future__ import annotations
 
+import functools
 import re
 
 from markupsafe import Markup
@@ -63,6 +64,7 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\[(\"])")
 
 
+@functools.lru_cache(maxsize=1024)  # asked for each entry on each release page
 def summary(markdown: str) -> Markup | str:
     """A section in one line: its first list item, or its first sentence, as inline Markdown when short
     enough, else as text cut at a word boundary."""
