@@ -55,7 +55,8 @@ from verifier.evaluate import evaluate_source  # noqa: E402
 from verifier.ledger import Ledger, version_key  # noqa: E402
 from verifier.model import Check, Entry  # noqa: E402
 from verifier.sources import SourceUnavailable, _downloads, _readers, pypi  # noqa: E402
-from verifier.sources._archive import ZipReader, matches_record, read_tar_members  # noqa: E402
+from verifier.sources._archive import matches_record, read_tar_members  # noqa: E402
+from verifier.sources._zip import ZipReader  # noqa: E402
 from verifier.sources._http import HttpClient  # noqa: E402
 from verifier.sources._store import MemberStore  # noqa: E402
 from verifier.verdicts import VerdictCache  # noqa: E402

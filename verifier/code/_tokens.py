@@ -11,6 +11,12 @@ In fragments, `$NAME` is a metavariable (one token) and `$$$` a run of tokens.
 One regular expression finds each token and skips what precedes it, so a token
 costs one match; only f-strings, whose replacement fields may nest quotes, are
 ended by a small scanner (`_string_end`).
+
+Why not the standard library's `tokenize`: it raises on what it cannot tokenize
+(an unterminated string, a fragment such as `foo(` or `$$$`), where this one must
+never fail, and it is slower: on 200 Python files (3 MB) of a vLLM wheel, 4.8-5.6 s
+against 1.8-2.6 s here (#19, same run; it makes an object per token, comments and
+layout included, that this would then drop).
 """
 
 from __future__ import annotations

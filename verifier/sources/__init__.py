@@ -8,8 +8,8 @@ SourceUnavailable, which the verifier reports as `error`, never `changed`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 import contextlib
+from collections.abc import Iterable, Iterator
 
 from ..model import Release
 

@@ -10,10 +10,8 @@ from pathlib import Path
 
 from . import SourceUnavailable
 from ._archive import (
-    ZIP_TAIL,
     ArchiveError,
     Members,
-    ZipReader,
     matches_record,
     parse_record,
     read_tar_members,
@@ -22,6 +20,7 @@ from ._archive import (
 from ._downloads import Growing, cache_path, intact, is_cached, local_copy
 from ._http import HttpClient, Progress, RangeNotSupported
 from ._store import MemberStore
+from ._zip import ZIP_TAIL, ZipReader
 from .index import ArchiveFile
 
 #: A wheel is read by range requests for at most this many members at once; more, and it is downloaded whole.

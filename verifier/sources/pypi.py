@@ -48,7 +48,7 @@ from . import Snapshot, Source, SourceUnavailable, check_repository_path
 from ._archive import ArchiveError
 from ._http import HttpClient, Progress
 from ._readers import ArchiveReader, reader_for
-from .index import ArchiveFile, iso_date, choose_archive, read_index_page
+from .index import ArchiveFile, choose_archive, iso_date, read_index_page
 from .pip_config import configured_cert, configured_index_url
 
 __all__ = ["ArchiveFile", "PyPISnapshot", "PyPISource", "choose_archive", "configured_cert", "configured_index_url"]
