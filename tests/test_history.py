@@ -272,7 +272,7 @@ def test_trace_of_a_check_that_holds_nowhere_says_so(kb, engine_repo, capsys):
 def test_trace_refuses_an_entry_with_lint_problems(kb, engine_repo, capsys):
     (kb / "gotchas" / "ops-example.md").write_text(ENTRY.replace("scheme: ops", "scheme: nope"))
     code, out, err = run_cli(capsys, "trace", "ops-example", "--source", f"git:{engine_repo.path}")
-    assert code == 2 and "G206" in out and "fix the entry's lint problems first" in err
+    assert code == 1 and "G206" in out and "fix the entry's lint problems first" in err
 
 
 # --- verdicts and statuses ----------------------------------------------------------------------------------

@@ -604,7 +604,7 @@ def run_trace(args) -> int:
     if loaded.entry is None or problems:
         for d in problems:
             print(d)
-        raise UsageError(f"{args.id}: fix the entry's lint problems first (`gotchas check --offline {args.id}`)")
+        raise LintRefusal(f"{args.id}: fix the entry's lint problems first (`gotchas check --offline {args.id}`)")
     entry = loaded.entry
     checks = [c for c in entry.checks if (args.check is None or c.id == args.check)
               and (args.engine is None or c.engine == args.engine)]
