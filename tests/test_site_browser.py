@@ -67,8 +67,7 @@ def violations(page) -> list[dict]:
     return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]][:3]} for v in result["violations"]]
 
 
-@pytest.mark.parametrize("path", ["", "entries/ops-example/", "concepts/prefix-caching/", "engines/vllm/0.2.0/",
-                                  "search/?q=latency", "engines/vllm/", "legend/"])
+@pytest.mark.parametrize("path", ["", "entries/ops-example/", "engines/vllm/0.1.0/", "search/?q=latency", "legend/"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_no_accessibility_violations(page, base_url, path, scheme):
     page.emulate_media(color_scheme=scheme)
@@ -192,8 +191,21 @@ LOOKS = [(1280, "light"), (1280, "dark"), (360, "light"), (360, "dark")]
 LOOK_IDS = [f"{w}px-{s}" for w, s in LOOKS]
 
 
+#: Both widths and both themes in two runs, for journeys whose outcome no look should change but each must work in.
+TWO_LOOKS = [LOOKS[0], LOOKS[3]]
+
+
 @pytest.fixture(params=LOOKS, ids=LOOK_IDS)
 def look(request, browser):
+    yield from _look(request, browser)
+
+
+@pytest.fixture(params=TWO_LOOKS, ids=[f"{w}px-{s}" for w, s in TWO_LOOKS])
+def two_looks(request, browser):
+    yield from _look(request, browser)
+
+
+def _look(request, browser):
     width, scheme = request.param
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()
@@ -228,9 +240,9 @@ def test_real_site_what_do_i_do_on_vllm_0_10_0_in_two_actions(look, real_base_ur
     assert "vllm/v1/core/sched/scheduler.py:" in claims.inner_text()
 
 
-def test_real_front_page_reaches_its_first_entry_in_few_tab_stops(look, real_base_url):
-    """Before #17, 47 category links stood before the table: 61 Tab presses to the first entry."""
-    page = look
+def test_real_front_page_reaches_its_first_entry_in_few_tab_stops(two_looks, real_base_url):
+    """Before #17, 47 category links stood before the table: 67 Tab presses to the first entry."""
+    page = two_looks
     page.goto(real_base_url)
     for presses in range(1, 40):
         page.keyboard.press("Tab")
@@ -274,8 +286,8 @@ REAL_QUERIES = {
 }
 
 
-def test_real_site_search_ranks_what_was_asked_first(look, real_base_url):
-    page = look
+def test_real_site_search_ranks_what_was_asked_first(two_looks, real_base_url):
+    page = two_looks
     docs = {d["id"]: d for d in json.loads(page.request.get(real_base_url + "search/documents.json").text())}
     for query, expected in REAL_QUERIES.items():
         page.goto(real_base_url + "search/?q=" + quote(query))
@@ -309,7 +321,7 @@ WIDE_PAGES = ["", "legend/", "search/", "engines/", "engines/sglang/", "engines/
               "entries/api-sglang-native-generate-stops-at-128-new-tokens/"]
 
 
-@pytest.mark.parametrize("width,scheme", [(360, "light"), (360, "dark")])
+@pytest.mark.parametrize("width,scheme", [(360, "dark")])  # the theme changes colours, never widths
 def test_real_site_no_page_is_wider_than_the_viewport(browser, real_base_url, width, scheme):
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()
@@ -337,8 +349,7 @@ def test_real_site_legend_is_one_click_from_a_badge(look, real_base_url):
 
 @pytest.mark.parametrize("path,width,scheme", [
     ("", 1280, "light"), ("engines/vllm/0.10.0/", 1280, "light"),
-    ("entries/ops-kv-cache-full-preempts-and-recomputes/", 360, "dark"), ("legend/", 360, "dark"),
-    ("engines/sglang/0.5.3/", 360, "light"), ("", 360, "dark")])
+    ("entries/ops-kv-cache-full-preempts-and-recomputes/", 360, "dark"), ("legend/", 360, "dark")])
 def test_real_pages_have_no_accessibility_violations(browser, real_base_url, path, width, scheme):
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()
