@@ -7,7 +7,7 @@ from .. import history
 from ..model import CHANGED, HOLDS, UNVERIFIED, Entry
 from . import evidence
 from .model import Site
-from .text import render_sections
+from .text import MAX_MARKDOWN, render_sections
 from .words import reason_anchor
 from .writer import Builder, Page, release_url
 
@@ -77,7 +77,7 @@ def build(b: Builder) -> None:
             "checks": [check_view(site, entry, check) for check in entry.checks],
             "transitions": transitions, "describe": history.describe_verdict,
             "edit_url": f"{site.edit_base}gotchas/{entry.id}.md" if site.edit_base else None,
-            "HOLDS": HOLDS,
+            "HOLDS": HOLDS, "max_markdown": MAX_MARKDOWN,
         }
         b.pages.append(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
                             entry.sections.get("Symptom", entry.title)[:300]))
