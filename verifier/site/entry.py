@@ -33,8 +33,10 @@ def runs(site: Site, entry: Entry, engine: str) -> list[dict]:
         run["first_url"] = release_url(engine, run["first"])
         run["last_url"] = release_url(engine, run["last"])
     total = len(view.versions)
-    for i, run in enumerate(found):  # a change's version is written on the strip where it fits (360 px wide)
-        run["label"] = i > 0 and run["count"] / total * 220 >= 7 * len(run["first"]) + 8
+    for i, run in enumerate(found):  # a change's version is written on the strip where it fits
+        needed = 7 * len(run["first"]) + 8  # pixels, at the strip's font size
+        run["label"] = "" if i == 0 else "always" if run["count"] / total * 220 >= needed else (
+            "wide" if run["count"] / total * 900 >= needed else "")  # a bar of 220 px at 360, 900 px from 1120
     if found:
         found[-1]["latest"] = True
         found[0]["oldest"] = True
