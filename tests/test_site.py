@@ -450,3 +450,20 @@ def test_summaries_are_one_line_cut_at_a_word():
     cut = str(summary(long + "\n\nmore"))
     assert len(cut) <= MAX_SUMMARY + 2 and cut.endswith(" …") and "wor …" not in cut
     assert str(summary("<script>x</script> `a`")) == "&lt;script&gt;x&lt;/script&gt; <code>a</code>"
+
+
+def test_conditions_are_shown_on_the_entry_and_release_pages_and_in_json(real_site):
+    """An entry with `when:` (FORMAT.md, Conditions) says on its page under which setting it bites, with the
+    default and the claim that pins it; a release page says "Only if" beside it; its JSON carries them."""
+    priority = "config-request-priority-ignored-under-fcfs"
+    entry = (real_site / "entries" / priority / "index.html").read_text()
+    assert "--scheduling-policy is fcfs (default fcfs, pinned by the claim" in _text_of(entry)
+    assert 'href="#check-fcfs-default"' in entry and 'id="check-fcfs-default"' in entry
+    release = (real_site / "engines" / "vllm" / "0.10.0" / "index.html").read_text()
+    item = release[release.index(f'id="{priority}"'):]
+    item = item[:item.index("</li>")]
+    assert "Only if: --scheduling-policy is fcfs (default fcfs)" in _text_of(item)
+    data = json.loads((real_site / "api" / "entries" / f"{priority}.json").read_text())
+    assert data["conditions"] == [{"engine": "vllm", "flags": ["--scheduling-policy"], "env": None,
+                                   "values": ["fcfs"], "negated": False, "default": "fcfs",
+                                   "witness": "fcfs-default", "since": None, "until": None}]

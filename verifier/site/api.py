@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .. import __version__
+from ..compiled import condition_to_json
 from ..model import STATUSES, VERDICTS, Entry
 from .model import Site
 from .safe import _json
@@ -18,6 +19,7 @@ def entry_json(site: Site, entry: Entry) -> dict:
         "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
         "sections": dict(entry.sections),
         "introduced": dict(entry.introduced), "fixed": dict(entry.fixed),
+        "conditions": [condition_to_json(c) for c in entry.conditions],
         "checks": [{"id": c.id, "claim": c.claim, "engine": c.engine, "path": c.path, "in": c.scope,
                     "matcher": c.matcher, "pattern": c.pattern, "after": c.after, "adjacent": c.adjacent,
                     "since": c.since, "until": c.until,
@@ -57,6 +59,8 @@ ENTRY_JSON_SCHEMA = {
         "history": {"type": "array", "items": {"type": "object", "required": ["date", "note"]}},
         "withdrawn": {"type": ["string", "null"]},
         "sections": {"type": "object", "additionalProperties": {"type": "string"}},
+        "conditions": {"type": "array", "items": {"type": "object", "required": [
+            "engine", "flags", "env", "values", "negated", "default", "witness", "since", "until"]}},
         "checks": {"type": "array", "items": {"type": "object", "required": ["id", "claim", "engine", "path", "matcher", "pattern"]}},
         "status": {"type": "object", "additionalProperties": {
             "type": "object",

@@ -43,6 +43,30 @@ def runs(site: Site, entry: Entry, engine: str) -> list[dict]:
     return found
 
 
+def conditions_view(site: Site, entry: Entry, engine: str, version: str | None = None) -> list[dict]:
+    """An entry's conditions for one engine (FORMAT.md, "Conditions"), in words: at `version`, only those that
+    apply there, each saying whether its witness (the check that pins the default) holds in that release."""
+    found = []
+    for condition in entry.conditions:
+        if condition.engine != engine or (version is not None and not condition.applies(version)):
+            continue
+        default = "computed by the engine" if condition.computed else setting_word(condition.default)
+        span = ", ".join(f"{word} {bound}" for word, bound in (("from", condition.since), ("until", condition.until))
+                         if bound)
+        confirmed = None
+        if version is not None and condition.witness:
+            record = site.record(entry, engine, version)
+            verdict = record.checks.get(condition.witness) if record else None
+            confirmed = verdict is not None and verdict.verdict == HOLDS
+        found.append({"text": condition.describe(), "default": default, "witness": condition.witness,
+                      "span": span, "confirmed": confirmed})
+    return found
+
+
+def setting_word(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def status_view(site: Site, entry: Entry, engine: str) -> dict:
     st = site.status(entry, engine)
     view = site.engines.get(engine)
@@ -50,7 +74,7 @@ def status_view(site: Site, entry: Entry, engine: str) -> dict:
     oldest_changed = bool(found) and found[0]["status"] == CHANGED and len(found) > 1
     return {"engine": engine, "name": site.engine_name(engine), "latest": st.latest,
             "latest_version": st.latest_version, "runs": found, "total": len(view.versions) if view else 0,
-            "oldest_changed": oldest_changed}
+            "oldest_changed": oldest_changed, "conditions": conditions_view(site, entry, engine)}
 
 
 def check_view(site: Site, entry: Entry, check) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED
 from . import evidence
+from .entry import conditions_view
 from .model import EngineView
 from .text import summary
 from .words import reason_anchor
@@ -50,6 +51,7 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
             "symptom": summary(entry.sections.get("Symptom", "")),
             "workaround": summary(entry.sections.get("Workaround", "")),
             "introduced": entry.introduced.get(key), "fixed": entry.fixed.get(key),
+            "conditions": conditions_view(site, entry, key, version),
         })
     sections = [{"status": status, "anchor": anchor, "heading": heading.format(name=view.engine.name, version=version),
                  "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
