@@ -378,19 +378,13 @@ def _items(inner: str, separator: str, where: str):
     """(key, value) of `'k': v, ...` (separator ':') or `k=v, ...` (separator '='), split at the top level; a value
     that is not a Python literal is UNKNOWN. Keys of a dict are literals; of a call, names."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(inner).readline))
+        commas = [token for token in _top_level(inner) if token.string == ","]
     except (tokenize.TokenError, SyntaxError, IndentationError) as exc:
         raise DeploymentError(f"{where}: cannot read the logged arguments: {exc}") from None
-    pieces, depth, start = [], 0, 0
-    for token in tokens:
-        if token.type == tokenize.OP:
-            if token.string in "([{":
-                depth += 1
-            elif token.string in ")]}":
-                depth -= 1
-            elif token.string == "," and depth == 0:
-                pieces.append(inner[start:token.start[1]])
-                start = token.end[1]
+    pieces, start = [], 0
+    for token in commas:
+        pieces.append(inner[start:token.start[1]])
+        start = token.end[1]
     pieces.append(inner[start:])
     for piece in pieces:
         piece = piece.strip()
@@ -410,12 +404,29 @@ def _items(inner: str, separator: str, where: str):
         yield key, parsed
 
 
+def _top_level(text: str):
+    """The operator tokens of one line of Python-like text that are outside every bracket (brackets excluded)."""
+    depth = 0
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type != tokenize.OP:
+            continue
+        if token.string in "([{":
+            depth += 1
+        elif token.string in ")]}":
+            depth -= 1
+        elif depth == 0:
+            yield token
+
+
 def _split_once(piece: str, separator: str):
     """Split `key<sep>value` at the first top-level separator (not inside a string or brackets)."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(piece).readline))
+        for token in _top_level(piece):
+            if token.string == separator:
+                return piece[:token.start[1]], piece[token.end[1]:]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None, None
+    return None, None
     depth = 0
     for token in tokens:
         if token.type == tokenize.OP:
