@@ -60,7 +60,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -344,9 +343,9 @@ def _short(path: str) -> str:
 def child_main(kind: str, spec_path: Path, out_path: Path) -> int:
     spec = json.loads(spec_path.read_text())
     result = CHILDREN[kind](spec)
-    for thread in threading.enumerate():  # helper processes, collected after the run: their CPU counts too
-        if thread.name == "helper exit":
-            thread.join()
+    from verifier import helper
+
+    helper.reap()  # worker processes, collected after the run: their CPU counts too
     result.update(_rusage())
     out_path.write_text(json.dumps(result))
     return 0

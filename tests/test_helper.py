@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import os
-import pickle
-import sys
 
 import pytest
 
@@ -115,17 +112,9 @@ def verify_with(kb, monkeypatch, capsys, tmp_path, name: str, processes: str) ->
 
 @pytest.fixture
 def start_at_once(monkeypatch):
-    """The helper starts with the first file, and the run waits until it is ready (files this small are
-    otherwise all done before it is): every run then hands it files."""
+    """The pool starts with the first file (files this small are otherwise all done before it is): every run
+    then hands it files."""
     monkeypatch.setattr(helper_module, "START_AFTER", 0)
-    real_free = helper_module.Helper.free
-
-    def free(self):
-        while self._process is not None and not self._ready and not self._dead:
-            self._take(self._replies.get(timeout=60))
-        return real_free(self)
-
-    monkeypatch.setattr(helper_module.Helper, "free", free)
 
 
 def test_the_helper_gives_the_verdicts_one_process_gives(many, monkeypatch, capsys, tmp_path, start_at_once):
@@ -150,35 +139,66 @@ def test_a_small_run_does_not_start_the_helper(kb, monkeypatch, capsys, tmp_path
     assert started == [] and helped == 0  # two files, at most START_AFTER: not worth a process
 
 
-#: Helpers that go wrong, as scripts in place of `python -m verifier.helper`.
+#: Workers that go wrong, as functions in place of `helper.evaluate_file` (run in the workers: this module is
+#: imported there).
+def exits(path, data, sha256, checks, budget=None):
+    os._exit(3)
+
+
+def answers_garbage(path, data, sha256, checks, budget=None):
+    return b"\xff" * 64
+
+
+def answers_another_file(path, data, sha256, checks, budget=None):
+    return [], None
+
+
+def answers_with_the_wrong_things(path, data, sha256, checks, budget=None):
+    return ["holds"] * len(checks), None
+
+
+def answers_too_few_verdicts(path, data, sha256, checks, budget=None):
+    from verifier.model import Verdict
+
+    return [Verdict("holds", "present")], None
+
+
+def fails(path, data, sha256, checks, budget=None):
+    raise MemoryError
+
+
+def cannot_be_sent(path, data, sha256, checks, budget=None):
+    return (lambda: None), None
+
+
+def gives_up(path, data, sha256, checks, budget=None):
+    return None, "MemoryError"
+
+
+_calls = []
+
+
+def dies_on_the_third_file(path, data, sha256, checks, budget=None):
+    _calls.append(path)
+    if len(_calls) == 3:
+        os._exit(1)
+    return helper_module.evaluate_file(path, data, sha256, checks, budget)
+
+
+def starts_and_exits():
+    os._exit(3)
+
+
 BROKEN = {
-    "exits at once": "import sys; sys.exit(3)",
-    "exits with a file": "from verifier.helper import _write_frame, _read_frame, READY; import sys;"
-                         " _write_frame(sys.stdout.buffer, READY); _read_frame(sys.stdin.buffer); sys.exit(1)",
-    "answers garbage": "from verifier.helper import _write_frame, _read_frame, READY; import sys;"
-                       " _write_frame(sys.stdout.buffer, READY); _read_frame(sys.stdin.buffer);"
-                       " sys.stdout.buffer.write(b'\\xff' * 64); sys.stdout.buffer.flush(); sys.stdin.buffer.read()",
-    "answers another task": "from verifier.helper import _write_frame, _read_frame, READY; import sys\n"
-                            "_write_frame(sys.stdout.buffer, READY)\n"
-                            "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
-                            "    _write_frame(sys.stdout.buffer, (t[0] + 7, [], None))\n",
-    "answers with the wrong things": "from verifier.helper import _write_frame, _read_frame, READY; import sys\n"
-                                     "_write_frame(sys.stdout.buffer, READY)\n"
-                                     "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
-                                     "    _write_frame(sys.stdout.buffer, (t[0], ['holds'] * len(t[4]), None))\n",
-    "answers too few verdicts": "from verifier.helper import _write_frame, _read_frame, READY; import sys\n"
-                                "from verifier.model import Verdict\n"
-                                "_write_frame(sys.stdout.buffer, READY)\n"
-                                "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
-                                "    _write_frame(sys.stdout.buffer, (t[0], [Verdict('holds', 'present')], None))\n",
-    "fails on every file": "from verifier.helper import _write_frame, _read_frame, READY; import sys\n"
-                           "_write_frame(sys.stdout.buffer, READY)\n"
-                           "while (t := _read_frame(sys.stdin.buffer)) is not None:\n"
-                           "    _write_frame(sys.stdout.buffer, (t[0], None, 'MemoryError'))\n",
-    "answers with a huge frame": "from verifier.helper import _write_frame, _read_frame, READY; import sys, struct;"
-                                 " _write_frame(sys.stdout.buffer, READY); _read_frame(sys.stdin.buffer);"
-                                 " sys.stdout.buffer.write(struct.pack('<Q', 2 ** 40)); sys.stdout.buffer.flush();"
-                                 " sys.stdin.buffer.read()",
+    "exits at once": starts_and_exits,
+    "exits with a file": exits,
+    "answers garbage": answers_garbage,
+    "answers another file": answers_another_file,
+    "answers with the wrong things": answers_with_the_wrong_things,
+    "answers too few verdicts": answers_too_few_verdicts,
+    "fails on every file": fails,
+    "gives up on every file": gives_up,
+    "answers what cannot be sent": cannot_be_sent,
 }
 
 
@@ -186,9 +206,14 @@ BROKEN = {
 def test_a_helper_that_goes_wrong_changes_no_verdict(many, monkeypatch, capsys, tmp_path, start_at_once, how):
     alone, alone_evidence, _ = verify_with(many, monkeypatch, capsys, tmp_path, "alone", "1")
     if how == "cannot start":
-        monkeypatch.setattr(helper_module, "_command", lambda: [str(tmp_path / "no-such-python")])
+        def cannot(*args, **kwargs):
+            raise OSError("no processes here")
+
+        monkeypatch.setattr(helper_module, "ProcessPoolExecutor", cannot)
+    elif how == "exits at once":
+        monkeypatch.setattr(helper_module, "start_worker", BROKEN[how])
     else:
-        monkeypatch.setattr(helper_module, "_command", lambda: [sys.executable, "-c", BROKEN[how]])
+        monkeypatch.setattr(helper_module, "evaluate_file", BROKEN[how])
     handed = []
     real_submit = helper_module.Helper.submit
     monkeypatch.setattr(helper_module.Helper, "submit", lambda self, *a: handed.append(real_submit(self, *a)) or handed[-1])
@@ -200,77 +225,44 @@ def test_a_helper_that_goes_wrong_changes_no_verdict(many, monkeypatch, capsys, 
 
 
 def test_the_helper_dying_halfway_leaves_the_rest_to_the_run(many, monkeypatch, capsys, tmp_path, start_at_once):
-    """The real helper, killed after it has answered some files: the run finishes them itself."""
+    """The real worker, killed after it has answered some files: the run finishes them itself."""
     alone, _, _ = verify_with(many, monkeypatch, capsys, tmp_path, "alone", "1")
-    real_take = helper_module.Helper._take
-
-    def take(self, reply):
-        real_take(self, reply)
-        if self.evaluated == 2 and self._process is not None and self._process.poll() is None:
-            self._process.kill()
-
-    monkeypatch.setattr(helper_module.Helper, "_take", take)
+    monkeypatch.setattr(helper_module, "evaluate_file", dies_on_the_third_file)
     halfway, _, helped = verify_with(many, monkeypatch, capsys, tmp_path, "halfway", "2")
     assert helped == 2
     assert halfway == alone
 
 
-# -- the protocol ------------------------------------------------------------------------------------------
+# -- a worker's side ---------------------------------------------------------------------------------------
 
-def frames(*payloads) -> io.BytesIO:
-    out = io.BytesIO()
-    for payload in payloads:
-        helper_module._write_frame(out, payload)
-    out.seek(0)
-    return out
-
-
-def read_all(stream) -> list:
-    found = []
-    while (item := helper_module._read_frame(stream)) is not None:
-        found.append(item)
-    return found
-
-
-def test_serve_answers_each_task_with_the_verdicts_of_evaluate_source(kb):
+def test_evaluate_file_gives_the_verdicts_of_evaluate_source(kb):
     checks = load_entry(str(kb / "gotchas" / "ops-example.md")).entry.checks
     from .conftest import METRICS_PY, SCHED_PY
 
     sched = SCHED_PY.encode()
-    tasks = [(1, "pkg/sched.py", sched, "a" * 64, [c for c in checks if c.path == "pkg/sched.py"]),
-             (2, "pkg/metrics.py", METRICS_PY.encode(), "b" * 64, [c for c in checks if c.path == "pkg/metrics.py"]),
-             (3, "pkg/sched.py", sched, "c" * 64, ["not a check"])]
-    out = io.BytesIO()
-    helper_module.serve(frames(*tasks), out)
-    out.seek(0)
-    ready, first, second, third = read_all(out)
-    assert ready == helper_module.READY
+    on_sched = [c for c in checks if c.path == "pkg/sched.py"]
+    first = helper_module.evaluate_file("pkg/sched.py", sched, "a" * 64, on_sched)
+    second = helper_module.evaluate_file("pkg/metrics.py", METRICS_PY.encode(), "b" * 64,
+                                         [c for c in checks if c.path == "pkg/metrics.py"])
+    third = helper_module.evaluate_file("pkg/sched.py", sched, "c" * 64, ["not a check"])
     source = SourceFile("pkg/sched.py", sched, "a" * 64)
-    assert first == (1, [evaluate_source(c, source) for c in tasks[0][4]], None)
-    assert first[1][0].status == "holds" and first[1][0].file_sha == "a" * 64
-    assert second[0] == 2 and second[1][0].status == "holds"
-    assert third[0] == 3 and third[1] is None and "AttributeError" in third[2]  # the run evaluates it itself
-
-
-def test_frames_that_are_cut_or_too_large_are_refused():
-    whole = frames(("x", 1)).getvalue()
-    for cut in (3, 8, len(whole) - 1):
-        with pytest.raises(ValueError):
-            helper_module._read_frame(io.BytesIO(whole[:cut]))
-    with pytest.raises(ValueError, match="a frame of"):
-        helper_module._read_frame(io.BytesIO((helper_module.MAX_FRAME + 1).to_bytes(8, "little")))
-    assert helper_module._read_frame(io.BytesIO(b"")) is None
-    assert pickle.loads(whole[8:]) == ("x", 1)
+    assert first == ([evaluate_source(c, source) for c in on_sched], None)
+    assert first[0][0].status == "holds" and first[0][0].file_sha == "a" * 64
+    assert second[0][0].status == "holds"
+    assert third[0] is None and "AttributeError" in third[1]  # the run evaluates it itself
 
 
 @pytest.mark.parametrize("value, cores, expected", [
-    ("", 2, 2), ("", 1, 1), ("", None, 1), ("1", 8, 1), ("3", 1, 3), ("0", 4, 1), ("many", 4, 1), (" 2 ", 1, 2),
+    ("", 2, 2), ("", 1, 1), ("", None, 1), ("", 8, 8), ("1", 8, 1), ("3", 1, 3), ("0", 4, 1), ("many", 4, 1),
+    (" 2 ", 1, 2),
 ])
 def test_how_many_processes(monkeypatch, value, cores, expected):
     monkeypatch.setenv("GOTCHAS_PROCESSES", value)
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     assert helper_module.processes() == expected
-    assert helper_module.Helper().enabled == (expected > 1)
+    helper = helper_module.Helper()
+    assert helper.enabled == (expected > 1 and helper_module.SAFE_PATH)
+    assert helper.workers == max(1, expected - 1)
 
 
 @pytest.mark.parametrize("processes", ["1", "2"])
@@ -305,11 +297,13 @@ def test_each_file_is_read_once_per_release_whatever_the_checks_on_it(many, monk
 
 def test_the_helper_is_this_package_whatever_the_working_folder_holds(many, monkeypatch, capsys, tmp_path,
                                                                        start_at_once):
-    """`python -m` looks in the working folder first; a KB checkout with a `verifier/` of its own is not run."""
+    """Workers start with `python -c`, which looks in the working folder first; a KB checkout with a `verifier/` or
+    a `multiprocessing.py` of its own is not run."""
     marker = tmp_path / "ran"
     rogue = many / "verifier"
     rogue.mkdir()
     (rogue / "__init__.py").write_text("")
     (rogue / "helper.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (many / "multiprocessing.py").write_text(f"open({str(marker)!r}, 'w').close()\n")  # what workers start with
     _, _, helped = verify_with(many, monkeypatch, capsys, tmp_path, "rogue", "2")
     assert helped > 0 and not marker.exists()

@@ -392,7 +392,7 @@ def run_check(args) -> int:
         # With no --source, every engine is read from the package index; with some, only those engines.
         sources = _sources(kb, args.source, args.engine, engines_needed,
                            default=None if args.source else "pypi", progress=progress)
-        helper = Helper()  # a second process for evaluating, once there are files enough
+        helper = Helper()  # worker processes for evaluating, once there are files enough
         try:
             with Budget(pairs).active():  # a hostile entry spends at most its share of matching time
                 _check_engines(sorted(engines_needed), sources, pairs, args, progress, helper, results, notes)

@@ -90,7 +90,7 @@ class Form:
     """One place and shape of a check's claim: the check's own (form 0) or an item of its `earlier` list.
 
     Everything that matching needs is here, so that the matchers, the verdict
-    cache and the helper process work on forms; `since`/`until` say in which
+    cache and the worker processes work on forms; `since`/`until` say in which
     releases the form is tried.
     """
 

@@ -72,7 +72,7 @@ def _combine(pairs: list, layout: _Layout, verdicts: list[Verdict], release: Rel
 
 
 class _Files:
-    """The forms of one release, evaluated file by file: here, or by the helper process when it is free.
+    """The forms of one release, evaluated file by file: here, or by a worker process when one is free.
 
     `found[t]` is set when the verdict of `tasks[t]` is known. A file handed out
     again (a later archive member of the same name replaced it) is evaluated
@@ -182,7 +182,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     verdicts without evaluating anything.
 
     `helper` (a Helper, kept by the caller for the run) evaluates some of the files
-    in a second process while this one evaluates the others.
+    in worker processes while this one evaluates the others.
     """
     cache = cache or FileCache()
     try:
@@ -386,7 +386,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
     newest = available[-1].version if available else None
-    helper = Helper()  # a second process for evaluating, started once there are files to evaluate
+    helper = Helper()  # worker processes for evaluating, started once there are files to evaluate
     try:
         # A git source keeps its processes from one release to the next until the loop ends.
         with source.batch():
