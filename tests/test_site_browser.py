@@ -45,14 +45,19 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    yield from _watched(browser, viewport={"width": 1200, "height": 900})
+
+
+def _watched(browser, **context_options):
+    """A page in a new context; after the test, no script error and no CSP violation may have been logged."""
+    context = browser.new_context(**context_options)
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     yield page
     context.close()
-    assert errors == [], errors  # no script error, no CSP violation
+    assert errors == [], errors
 
 
 def axe_source() -> str:
@@ -207,14 +212,7 @@ def two_looks(request, browser):
 
 def _look(request, browser):
     width, scheme = request.param
-    context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield page
-    context.close()
-    assert errors == [], errors
+    yield from _watched(browser, viewport={"width": width, "height": 800}, color_scheme=scheme)
 
 
 def _seed():
