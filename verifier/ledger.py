@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import fcntl
+import fcntl  # POSIX only, like O_NOFOLLOW and the bounded query child: README, "Platforms"
 import json
 import os
 import re
