@@ -116,7 +116,7 @@ class _Counters:
 
     def __init__(self) -> None:
         from verifier import evaluate, helper, locate, verify
-        from verifier.sources import _store, pypi
+        from verifier.sources import _readers, _store
 
         self.counts = {"releases": 0, "evaluations": 0, "relocation_passes": 0, "relocation_hints": 0,
                        "archive_passes": 0, "store_misses": 0, "helper_evaluations": 0}
@@ -144,7 +144,7 @@ class _Counters:
         helper.Helper.close = close
         counting(locate, "read_python_files", "relocation_passes")
         counting(locate, "relocation_hint", "relocation_hints")
-        counting(pypi, "read_tar_members", "archive_passes")
+        counting(_readers, "read_tar_members", "archive_passes")  # where the PyPI source calls it since the split
         counting(_store.MemberStore, "locate", "store_misses", check=lambda found: found is None)
 
 
