@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from . import __version__
 from .compiled import condition_from_json
 from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key
-from .model import CHANGED, HOLDS, UNVERIFIED, Condition
+from .model import CHANGED, HOLDS, UNVERIFIED, Condition, setting_word
 
 BITES = "bites"
 ONLY_IF = "bites only if"
@@ -116,7 +116,7 @@ def decide(condition: Condition, release: str, confirmed: set[str], settings: Se
     """Whether a deployment meets a condition at a release: (MET | NOT_MET | UNDECIDED, what it depends on)."""
     default = condition.default
     default_text = ("the engine computes the default" if condition.computed
-                    else f"default {_word(default)}")
+                    else f"default {setting_word(default)}")
     only_if = f"{condition.describe()} ({default_text})"
     if settings is None:
         return UNDECIDED, only_if
@@ -129,17 +129,13 @@ def decide(condition: Condition, release: str, confirmed: set[str], settings: Se
         elif value is None:
             return UNDECIDED, f"{only_if}; {condition.setting} is given without a value"
         met = condition.met_by(value)
-        return (MET if met else NOT_MET), f"{condition.setting} is {_word(value)} ({settings.origin})"
+        return (MET if met else NOT_MET), f"{condition.setting} is {setting_word(value)} ({settings.origin})"
     if condition.computed:
         return UNDECIDED, f"{only_if}; {settings.origin} does not set it"
     if release not in confirmed:
         return UNDECIDED, f"{only_if}; that default is not verified in this release"
     met = condition.met_by(default)
-    return (MET if met else NOT_MET), f"{condition.setting} is not set: default {_word(default)}"
-
-
-def _word(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    return (MET if met else NOT_MET), f"{condition.setting} is not set: default {setting_word(default)}"
 
 
 def _setting(condition: Condition, settings: Settings) -> tuple[object, bool]:

@@ -229,17 +229,23 @@ class Condition:
         wanted = {setting_value(v) for v in self.values}
         return (setting_value(value) in wanted) != self.negated
 
+    @property
+    def default_text(self) -> str:
+        """The default in words: the value as written, or that the engine computes it."""
+        return "computed by the engine" if self.computed else setting_word(self.default)
+
     def describe(self) -> str:
         """`--scheduling-policy is fcfs`, `--enable-cache-report is not set`..."""
         if self.boolean and len(self.values) == 1:
             on = self.values[0] != self.negated
             return f"{self.setting} is {'set' if on else 'not set'}" if self.flags else \
                 f"{self.setting} is {'true' if on else 'false'}"
-        shown = " or ".join(_shown(v) for v in self.values)
+        shown = " or ".join(setting_word(v) for v in self.values)
         return f"{self.setting} is {'not ' if self.negated else ''}{shown}"
 
 
-def _shown(value: object) -> str:
+def setting_word(value: object) -> str:
+    """A setting's value as people write it: `true`/`false` for booleans, the text otherwise."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

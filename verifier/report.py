@@ -355,9 +355,8 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
             out.append("  stated: " + ", ".join(f"{k} {v}" for k, v in (("introduced", introduced), ("fixed", fixed))
                                                  if v))
         for condition in (c for c in entry.conditions if c.engine == engine):
-            default = "computed by the engine" if condition.computed else _condition_value(condition.default)
             span = ", ".join(f"{k} {v}" for k, v in (("since", condition.since), ("until", condition.until)) if v)
-            out.append(f"  bites only if {condition.describe()} (default {default}"
+            out.append(f"  bites only if {condition.describe()} (default {condition.default_text}"
                        + (f", pinned by check {condition.witness}" if condition.witness else "")
                        + (f"; {span}" if span else "") + ")")
         if not statuses:
@@ -386,10 +385,6 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
             out.append("  releases that contradict `introduced` or `fixed`:")
             out.extend(f"    {p}" for p in problems)
     return _terminal_lines(out)
-
-
-def _condition_value(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _check_history(ledger, entry: str, check: str) -> str:

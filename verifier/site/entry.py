@@ -50,7 +50,6 @@ def conditions_view(site: Site, entry: Entry, engine: str, version: str | None =
     for condition in entry.conditions:
         if condition.engine != engine or (version is not None and not condition.applies(version)):
             continue
-        default = "computed by the engine" if condition.computed else setting_word(condition.default)
         span = ", ".join(f"{word} {bound}" for word, bound in (("from", condition.since), ("until", condition.until))
                          if bound)
         confirmed = None
@@ -58,13 +57,9 @@ def conditions_view(site: Site, entry: Entry, engine: str, version: str | None =
             record = site.record(entry, engine, version)
             verdict = record.checks.get(condition.witness) if record else None
             confirmed = verdict is not None and verdict.verdict == HOLDS
-        found.append({"text": condition.describe(), "default": default, "witness": condition.witness,
+        found.append({"text": condition.describe(), "default": condition.default_text, "witness": condition.witness,
                       "span": span, "confirmed": confirmed})
     return found
-
-
-def setting_word(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def status_view(site: Site, entry: Entry, engine: str) -> dict:
