@@ -214,7 +214,7 @@ def child_floor(spec: dict) -> dict:
 
 def child_naive(spec: dict) -> dict:
     """(a): unpack each sdist whole, then evaluate every check over the folder, release by release."""
-    from verifier.evaluate import FileCache, evaluate_check
+    from verifier.reading import FileCache, evaluate_check
     from verifier.sources.directory import DirectorySource
 
     kb, pairs = _load_pairs(spec["kb"], ENGINE)

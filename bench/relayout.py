@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from verifier import kb as kb_module  # noqa: E402
 from verifier.entries import load_entry  # noqa: E402
-from verifier.evaluate import FileCache, evaluate_check  # noqa: E402
+from verifier.reading import FileCache, evaluate_check  # noqa: E402
 from verifier.sources.directory import DirectorySource  # noqa: E402
 from verifier.sources.pypi import PyPISource  # noqa: E402
 

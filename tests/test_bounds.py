@@ -22,9 +22,10 @@ from verifier import _yaml, lint
 from verifier import kb as kb_module
 from verifier.code import Fragment, SourceFile, _bounded
 from verifier.entries import parse_entry
-from verifier.evaluate import evaluate, evaluate_source
+from verifier.evaluate import evaluate_source
 from verifier.matchers import REGISTRY
 from verifier.model import Form, Release, Verdict
+from verifier.reading import evaluate
 from verifier.verdicts import VerdictCache
 
 from .conftest import VALID_ENTRY
@@ -361,7 +362,7 @@ CATASTROPHIC = r"(?:a|a?)+$"
 
 
 def test_an_error_of_the_checks_own_pattern_is_kept_and_not_paid_again(tmp_path):
-    from verifier.evaluate import FileCache
+    from verifier.reading import FileCache
     from verifier.sources.directory import DirectorySource
 
     tree = tmp_path / "tree"

@@ -9,6 +9,7 @@ import pytest
 
 from verifier import verify as verify_module
 from verifier.ledger import Ledger
+from verifier.reading import Reader
 
 from .conftest import run_cli, METRICS_PY, SCHED_PY
 from .index_server import Faults, IndexServer, make_sdist
@@ -217,10 +218,10 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
 
     index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0"))
     evaluated = threading.Event()
-    real_lookup = verify_module.lookup
+    real_known = Reader.known
 
-    def noting(check, snapshot, *args, **kwargs):
-        found = real_lookup(check, snapshot, *args, **kwargs)
+    def noting(reader, form):
+        found = real_known(reader, form)
         evaluated.set()
         return found
 
@@ -234,7 +235,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
         return found
 
     monkeypatch.setattr(_readers, "read_tar_members", slow_pass)
-    monkeypatch.setattr(verify_module, "lookup", noting)
+    monkeypatch.setattr(Reader, "known", noting)
     code, out, _ = run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.12.0")
     assert code == 0, out
     assert ledger_of(kb)["releases"]["0.12.0"]["entries"]["ops-example"]["status"] == "holds"
@@ -279,9 +280,9 @@ def test_a_release_whose_files_are_all_unchanged_is_not_evaluated_again(kb, tmp_
     repo.commit("three")
     repo.tag("v0.3.0")
     calls = []
-    real = verify_module.lookup
-    monkeypatch.setattr(verify_module, "lookup", lambda check, snapshot, *a, **k: calls.append(
-        snapshot.release.version) or real(check, snapshot, *a, **k))
+    real = Reader.known
+    monkeypatch.setattr(Reader, "known", lambda reader, form: calls.append(
+        reader.snapshot.release.version) or real(reader, form))
     run_cli(capsys, "verify", "--engine", "vllm", "--source", f"git:{repo.path}")
     assert "0.1.0" in calls and "0.3.0" in calls and "0.2.0" not in calls
     releases = ledger_of(kb)["releases"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .evaluate import FileCache, evaluate
+from .reading import FileCache, evaluate
 from .model import ERROR, Check, Form, Release, Verdict, check_verdict
 
 
@@ -59,7 +59,7 @@ def choose_flip(source, check: Check, releases: list[Release], transitions: list
 
     Raises LookupError for a release of `between` that the source does not have, and NoForm when the check
     has no form that applies at one of them."""
-    from .evaluate import evaluate_check
+    from .reading import evaluate_check
 
     by_version = {r.version: r for r in releases}
     if between:

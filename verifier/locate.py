@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from . import code
 from .code._tokens import NAME
-from .evaluate import FileCache
 from .matchers import REGISTRY
+from .reading import FileCache
 from .sources import Snapshot, SourceUnavailable
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")

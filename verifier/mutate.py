@@ -30,7 +30,7 @@ from pathlib import Path
 import tree_sitter
 
 from .code import _python
-from .evaluate import FileCache, evaluate_check
+from .reading import FileCache, evaluate_check
 from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Release, Verdict
 from .sources import Snapshot, SourceUnavailable

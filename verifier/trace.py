@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from . import locate
 from .code._tokens import NAME, tokenize
-from .evaluate import FileCache, evaluate
+from .reading import FileCache, evaluate
 from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
 from .sources import Snapshot, SourceUnavailable

@@ -41,7 +41,8 @@ def _semantics() -> str:
 
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted([here / "evaluate.py", here / "locate.py", here / "matchers.py", here / "verdicts.py",
+    for path in sorted([here / "evaluate.py", here / "locate.py", here / "matchers.py", here / "reading.py",
+                        here / "verdicts.py",
                         *(here / "code").glob("*.py")]):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return f"{__version__}+{FORMAT}+{digest.hexdigest()[:12]}"

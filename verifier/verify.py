@@ -7,11 +7,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from . import __version__, locate
-from .evaluate import BUDGET_SPENT, FileCache, Unknown, evaluate_source, lookup
+from .evaluate import BUDGET_SPENT
 from .helper import Helper
 from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
 from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_bounds
 from .progress import Progress
+from .reading import FileCache, Reader, Unknown
 from .sources import Source, SourceUnavailable
 from .verdicts import VerdictCache
 
@@ -77,13 +78,14 @@ class _Files:
     `found[t]` is set when the verdict of `tasks[t]` is known. A file handed out
     again (a later archive member of the same name replaced it) is evaluated
     again, and an answer about its earlier content that arrives later is dropped.
+    Reading and the verdict cache are the `reader`'s: a worker's answers are
+    recorded there too.
     """
 
-    def __init__(self, tasks: list[tuple[int, Form]], snapshot, cache: FileCache, verdicts,
-                 helper: Helper | None, progress: Callable[[int], None] | None) -> None:
+    def __init__(self, tasks: list[tuple[int, Form]], reader: Reader, helper: Helper | None,
+                 progress: Callable[[int], None] | None) -> None:
         self.forms = [form for _, form in tasks]
-        self.snapshot = snapshot
-        self.cache, self.verdicts, self.helper, self.progress = cache, verdicts, helper, progress
+        self.reader, self.helper, self.progress = reader, helper, progress
         self.found: list[Verdict | None] = [None] * len(tasks)
         self._round = [0] * len(tasks)  # how many times tasks[t] was asked for; an answer names its round
 
@@ -115,8 +117,7 @@ class _Files:
                 continue
             answers = dict(zip((i for i, _ in token), verdicts))
             for i, _ in token:
-                if self.verdicts is not None:
-                    self.verdicts.put(self.forms[i], answers[i])
+                self.reader.record(self.forms[i], answers[i])
             for i, _ in current:
                 self._set(i, answers[i])
 
@@ -127,10 +128,9 @@ class _Files:
         content: Unknown | None = None
         for i in indices:
             if content is None:
-                got = lookup(self.forms[i], self.snapshot, self.cache, self.verdicts)
+                got = self.reader.known(self.forms[i])
             else:  # the file is read: only the verdict cache can answer for the other checks on it
-                got = self.verdicts.get(self.forms[i], content.sha256) if self.verdicts is not None else None
-                got = got or content
+                got = self.reader.known_on(self.forms[i], content) or content
             if isinstance(got, Unknown):
                 unknown.append(i)
                 content = got
@@ -142,11 +142,7 @@ class _Files:
         return self._round[i] > 0
 
     def _here(self, indices: list[int], content: Unknown) -> None:
-        source = self.cache.get(content.path, content.data, content.sha256)
-        for i in indices:
-            verdict = evaluate_source(self.forms[i], source)
-            if self.verdicts is not None:
-                self.verdicts.put(self.forms[i], verdict)
+        for i, verdict in zip(indices, self.reader.evaluate_on([self.forms[i] for i in indices], content)):
             self._set(i, verdict)
 
     def _set(self, i: int, verdict: Verdict) -> None:
@@ -191,7 +187,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         return unavailable(pairs, release, exc)
     key, layout = _layout(pairs, release.version, memo)
     by_path, paths = layout.by_path, layout.paths
-    files = _Files(layout.tasks, snapshot, cache, verdicts, helper, progress)
+    files = _Files(layout.tasks, Reader(snapshot, cache, verdicts), helper, progress)
     found = files.found
 
     identities = snapshot.identities(paths) if memo is not None else None
