@@ -1,41 +1,37 @@
-"""Members of release archives, read in memory and never extracted by their own names.
+"""The members of a gzipped tar (an sdist), read in memory in one streaming pass, never extracted.
 
-Two readers, one result shape (`Members`):
+`read_tar_members` keeps only the wanted regular files. It is the verifier's own rather
+than `tarfile`'s: measured faster on the engines' sdists (it inflates ahead in a thread,
+with ISA-L where it has a wheel, and skips unwanted members without copying them), and
+stricter (a bad header checksum, a malformed pax record or data after the end-of-archive
+marker make the whole archive corrupt, never a partial listing). That is why this module
+is over ~400 lines: it is one streaming pass, whose inflating thread, forward-only stream
+and header parser share one stream and one rule for corruption, kept as it was measured.
 
-- `read_tar_members` (here): a gzipped tar (an sdist) in one streaming pass, keeping
-  only the wanted regular files. It is the verifier's own rather than `tarfile`'s:
-  measured faster on the engines' sdists (it inflates ahead in a thread, with ISA-L
-  where it has a wheel, and skips unwanted members without copying them), and
-  stricter (a bad header checksum, a malformed pax record or data after the
-  end-of-archive marker make the whole archive corrupt, never a partial listing).
-  That is why this module is over ~400 lines.
-- `ZipReader` (`_zip.py`): a zip file (a wheel, or an old zip sdist), by `zipfile`
-  over a range-backed file object.
-
-What an archive says is not trusted: member names that are absolute, climb out
-with `..` or are not plain files (links, devices, folders) are never returned;
-a member over MAX_FILE_BYTES is refused; decompression is capped (per member
-and, for tars, in total), and a zip member must decompress to exactly its
-declared size and CRC-32. Problems with the archive as a whole raise
-ArchiveError; problems with one member are kept in `Members.refused`.
+What both archive readers share (`Members`, `ArchiveError`, the rules for member names)
+is in `_members.py`, and a wheel's RECORD in `_record.py`; they are re-exported here,
+where callers import them from.
 """
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
-import io
 import queue
-import re
 import struct
 import threading
 import zlib
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from . import MAX_FILE_BYTES
+from ._members import (
+    MAX_MEMBERS,
+    ArchiveError,
+    Members,
+    _plain_path,  # noqa: F401  (tests/test_tar_reader.py checks safe_member_name against it here)
+    safe_member_name,
+    without_top_folder,
+)
+from ._record import matches_record, parse_record, record_path
 
 try:  # Intel's ISA-L: the same gzip checks (CRC-32, length), about 2.5x faster than zlib at inflating an sdist
     from isal import isal_zlib as _gzip_inflate
@@ -44,46 +40,11 @@ except ImportError:  # a platform without its wheel: zlib, as fast as before
 
 #: The most a tar may decompress to in one pass (the vLLM sdist is a few hundred MiB).
 MAX_TAR_BYTES = 2 * 1024 ** 3
-#: The most members an archive may list.
-MAX_MEMBERS = 500_000
 
-
-class ArchiveError(Exception):
-    """The archive as a whole cannot be read; the message says why."""
-
-
-@dataclass
-class Members:
-    """What one pass over an archive found."""
-
-    names: frozenset[str]  # every plain file the archive holds, by its (stripped) path
-    contents: dict[str, bytes] = field(default_factory=dict)  # the wanted ones
-    refused: dict[str, str] = field(default_factory=dict)  # wanted ones that cannot be handed out, and why
-
-
-def safe_member_name(name: str) -> str | None:
-    """`name` as a plain relative path ('./' and trailing '/' dropped), or None when it is absolute,
-    climbs out with '..', or holds backslashes, NULs or a drive letter."""
-    if ("\\" not in name and "\x00" not in name and name[1:2] != ":" and "//" not in (framed := f"/{name}/")
-            and "/./" not in framed and "/../" not in framed):
-        return name  # already plain (most names): what _plain_path would make of it
-    return _plain_path(name)
-
-
-def _plain_path(name: str) -> str | None:
-    """The rules of safe_member_name, applied in full."""
-    if not name or name.startswith("/") or "\\" in name or "\x00" in name or re.match(r"[A-Za-z]:", name):
-        return None
-    parts = [part for part in name.split("/") if part not in ("", ".")]
-    if not parts or ".." in parts:
-        return None
-    return "/".join(parts)
-
-
-def without_top_folder(name: str, top: str) -> str | None:
-    """`name` inside the archive's single top folder `top` (an sdist's `vllm-0.30.0/`), or None outside it."""
-    first, _, rest = name.partition("/")
-    return rest if first == top and rest else None
+__all__ = [
+    "MAX_MEMBERS", "MAX_TAR_BYTES", "ArchiveError", "Members", "matches_record", "parse_record", "read_tar_members",
+    "record_path", "safe_member_name", "without_top_folder",
+]
 
 
 # -- tar ---------------------------------------------------------------------------------------------
@@ -492,34 +453,3 @@ def _pax_fields(data: bytes, length: int) -> tuple[bytes | None, int | None, boo
                 path = value
         pos = end
     return path, size, sparse
-
-
-# -- wheel RECORD ------------------------------------------------------------------------------------
-
-def record_path(paths: Collection[str]) -> str | None:
-    """The wheel's `*.dist-info/RECORD`, or None when there is not exactly one."""
-    found = [p for p in paths if re.fullmatch(r"[^/]+\.dist-info/RECORD", p)]
-    return found[0] if len(found) == 1 else None
-
-
-def parse_record(data: bytes) -> dict[str, tuple[str, str]]:
-    """The digests a wheel's RECORD lists: path -> (algorithm, urlsafe-base64 digest without padding)."""
-    digests = {}
-    try:
-        rows = csv.reader(io.StringIO(data.decode("utf-8")))
-        for row in rows:
-            if len(row) >= 2 and "=" in row[1]:
-                algorithm, _, value = row[1].partition("=")
-                digests[row[0]] = (algorithm, value)
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise ArchiveError(f"unreadable RECORD: {exc}") from None
-    return digests
-
-
-def matches_record(content: bytes, listed: tuple[str, str]) -> bool:
-    """Whether `content` has the digest RECORD lists; only sha256 (or stronger) counts."""
-    algorithm, value = listed
-    if algorithm not in ("sha256", "sha384", "sha512"):
-        return False
-    digest = base64.urlsafe_b64encode(hashlib.new(algorithm, content).digest()).rstrip(b"=").decode("ascii")
-    return digest == value
