@@ -14,8 +14,7 @@ import pytest
 from verifier.cache import cache_dir
 from verifier.kb import Engine
 from verifier.model import Release
-from verifier.sources import SourceUnavailable
-from verifier.sources import git as git_source
+from verifier.sources import SourceUnavailable, _git_snapshot
 from verifier.sources.git import GitSource
 
 from .gitrepo import GitRepo
@@ -193,7 +192,7 @@ def test_blob_id_is_the_git_content_hash(history):
 
 
 def test_a_file_over_the_size_limit_is_unavailable(history, monkeypatch):
-    monkeypatch.setattr(git_source, "MAX_FILE_BYTES", len(ENGINE_V1) - 1)
+    monkeypatch.setattr(_git_snapshot, "MAX_FILE_BYTES", len(ENGINE_V1) - 1)
     with source_of(history) as source:
         snapshot = source.open(release(source, "0.9.0"))
         with pytest.raises(SourceUnavailable, match="limit"):

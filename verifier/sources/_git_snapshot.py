@@ -1,0 +1,161 @@
+"""The files of one commit of a git source, read from its trees and blobs through the source's git processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from git.objects.fun import tree_entries_from_data
+
+from . import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
+from ._git_errors import _GIT_ERRORS, _reason, _restart_cat_file
+
+if TYPE_CHECKING:
+    from git import Repo
+
+    from ..model import Release
+    from .git import GitSource
+
+_TREE_MODE = 0o040000
+_SYMLINK_MODE = 0o120000
+_SUBMODULE_MODE = 0o160000
+_FILE_TYPE_BITS = 0o170000
+
+
+class GitSnapshot(Snapshot):
+    """The files of one commit, read from git objects.
+
+    A snapshot reads through its source's git processes; `close()` ends them (the
+    next read by another snapshot of the source starts them again).
+    """
+
+    def __init__(self, source: GitSource, release: Release, commit: str) -> None:
+        self.release = release
+        self.commit = commit
+        self._source = source
+        self._trees: dict[str, dict[str, tuple[int, str]]] = {}  # folder -> name -> (mode, sha)
+        self._digests: dict[str, str | None] = {}  # path -> digest(path), for the many checks on one file
+        self._closed = False
+
+    def close(self) -> None:
+        self._closed = True
+        self._trees.clear()
+        self._digests.clear()
+        if self._source._repo is not None and not self._source._batches:
+            self._source._repo.git.clear_cache()
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of a file; None when the commit has no file at `path`."""
+        blob = self.blob_id(path)
+        if blob is None:
+            return None
+        git = self._repo().git
+        with self._reading(path):
+            _, kind, size = git.get_object_header(blob)
+            if kind != b"blob":
+                raise SourceUnavailable(f"{self._where(path)}: object {blob} is a {kind.decode()}, not a file")
+            if size > MAX_FILE_BYTES:
+                raise SourceUnavailable(f"{self._where(path)}: {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+            _, _, _, data = git.get_object_data(blob)
+        return data
+
+    def digest(self, path: str) -> str | None:
+        """An identity of the file's content read from its folder's tree, not from the file: its blob id."""
+        found = self._digests.get(path, False)
+        if found is False:
+            blob = self.blob_id(path)
+            found = self._digests[path] = f"git-blob:{blob}" if blob is not None else None
+        return found
+
+    def identities(self, paths) -> tuple | None:
+        """Each file's blob id (None where the commit has no such file), from the trees; None when some
+        path cannot be named so (a link, a submodule, an unreadable tree)."""
+        try:
+            return tuple(self.blob_id(path) for path in paths)
+        except SourceUnavailable:
+            return None
+
+    def paths(self) -> list[str]:
+        """The path of every regular file at this commit (symlinks and submodules left out)."""
+        repo = self._repo()
+        with self._reading("the file list"):
+            listing = repo.git.ls_tree("-r", "-z", "--full-tree", self.commit)
+        paths = []
+        for record in listing.split("\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition("\t")
+            mode = meta.split(" ", 1)[0]
+            if mode in ("100644", "100755"):
+                paths.append(path)
+        return sorted(paths)
+
+    def blob_id(self, path: str) -> str | None:
+        """The git blob id of the file at `path` (a content hash), or None when there is no such file."""
+        problem = check_repository_path(path)
+        if problem:
+            raise SourceUnavailable(f"{path}: {problem}")
+        folder, _, name = path.rpartition("/")
+        entries = self._tree(folder, path)
+        entry = entries.get(name) if entries is not None else None
+        if entry is None:
+            return None
+        mode, sha = entry
+        kind = mode & _FILE_TYPE_BITS
+        if kind == _TREE_MODE:
+            return None
+        self._refuse_links(kind, path, path)
+        return sha
+
+    def _tree(self, folder: str, path: str) -> dict[str, tuple[int, str]] | None:
+        """The entries of a folder at this commit; None when there is no such folder."""
+        if folder in self._trees:
+            return self._trees[folder]
+        if not folder:
+            entries = self._tree_entries(f"{self.commit}^{{tree}}", path)
+        else:
+            parent, _, name = folder.rpartition("/")
+            above = self._tree(parent, path)
+            entry = above.get(name) if above is not None else None
+            if entry is None:
+                return None
+            mode, sha = entry
+            self._refuse_links(mode & _FILE_TYPE_BITS, folder, path)
+            if mode & _FILE_TYPE_BITS != _TREE_MODE:
+                return None
+            entries = self._tree_entries(sha, path)
+        self._trees[folder] = entries
+        return entries
+
+    def _tree_entries(self, tree: str, path: str) -> dict[str, tuple[int, str]]:
+        with self._reading(path):
+            _, kind, _, data = self._repo().git.get_object_data(tree)
+            if kind != b"tree":
+                raise SourceUnavailable(f"{self._where(path)}: object {tree} is a {kind.decode()}, not a folder")
+            return {name: (mode, binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)}
+
+    def _refuse_links(self, kind: int, entry_path: str, path: str) -> None:
+        """Symbolic links could point anywhere, and a submodule's files are in another repository."""
+        if kind == _SYMLINK_MODE:
+            raise SourceUnavailable(f"{self._where(path)}: {entry_path} is a symbolic link; checks read files only")
+        if kind == _SUBMODULE_MODE:
+            raise SourceUnavailable(f"{self._where(path)}: {entry_path} is a submodule, whose files are not "
+                                    "in this repository")
+
+    def _repo(self) -> Repo:
+        if self._closed:
+            raise SourceUnavailable(f"{self._source.shown}: the snapshot of {self.release.version} is closed")
+        return self._source._repository()
+
+    def _where(self, path: str) -> str:
+        return f"{path} at {self.release.version} ({self.commit[:12]})"
+
+    @contextmanager
+    def _reading(self, path: str) -> Iterator[None]:
+        try:
+            yield
+        except _GIT_ERRORS as exc:
+            git_said = _restart_cat_file(self._source._repository()) or _reason(exc)
+            raise SourceUnavailable(f"{self._where(path)}: git could not read it "
+                                    f"(a corrupt repository, or a blob the remote did not send): {git_said}") from None
