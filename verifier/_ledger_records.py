@@ -1,0 +1,216 @@
+"""The ledger's typed records, and one engine's ledger (`EngineLedger`) that `verify` fills release by release.
+
+`CheckRecord`, `EntryRecord` and `ReleaseRecord` are the only way in and out of
+a ledger file: `_ledger_decode` reads a file's JSON into them,
+`EngineLedger.to_text` writes them (`_ledger_text`). Part of `verifier.ledger`,
+which re-exports every public name here.
+
+A check record leaves out what it does not have: `reason` and `hint` only when
+the check did not hold, `message` only for errors, `lines` only where found.
+A check with no form that applies at a release has no record there. An
+entry's `status` is `model.entry_status` of its check records and the entry's
+`introduced`/`fixed`; `restatus` brings it up to date when those change.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from packaging.version import InvalidVersion, Version
+
+from ._ledger_text import _dump
+from .model import CHANGED, ERROR, HOLDS, CheckResult, Release, entry_status
+
+#: Hex digits of a file's sha256 kept in the ledger: enough to tell contents apart, short enough to read.
+SHA_DIGITS = 16
+
+
+@functools.lru_cache(maxsize=4096)  # asked again and again for the same few hundred versions
+def version_key(version: str):
+    try:
+        return (0, Version(version), version)
+    except InvalidVersion:
+        return (1, Version("0"), version)
+
+
+# --- records ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """The verdict of one check at one release, as the ledger keeps it."""
+
+    verdict: str  # holds | changed | missing | error
+    reason: str | None = None
+    form: int | None = None  # the form the verdict is of: 0 the check itself, 1... its `earlier` items
+    path: str | None = None
+    lines: tuple[int, int] | None = None
+    symbol: str | None = None
+    hint: str | None = None
+    message: str | None = None
+    sha256: str | None = None  # the first SHA_DIGITS hex digits of the file's sha256
+    check: str | None = None  # the fingerprint of the check as written when it was verified
+
+    @property
+    def decided(self) -> bool:
+        """Whether the verdict says something about the code (an `error` says nothing)."""
+        return self.verdict != ERROR
+
+    def to_json(self) -> dict:
+        data = {"verdict": self.verdict, "reason": self.reason, "form": self.form, "path": self.path,
+                "lines": list(self.lines) if self.lines else None, "symbol": self.symbol, "hint": self.hint,
+                "message": self.message, "sha256": self.sha256, "check": self.check}
+        return {k: v for k, v in data.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class EntryRecord:
+    """An entry for one engine at one release: its status, and the verdict of each check that applies."""
+
+    status: str  # not-affected | holds | changed | unverified
+    checks: Mapping[str, CheckRecord] = field(default_factory=dict)
+
+    @property
+    def verified(self) -> tuple[int, int]:
+        """(checks that hold, checks with a verdict): "n of m claims verified"."""
+        return sum(1 for c in self.checks.values() if c.verdict == HOLDS), len(self.checks)
+
+    @property
+    def decided(self) -> bool:
+        """Whether the status says something about the code: not when a check failed to be read."""
+        return not any(c.verdict == ERROR for c in self.checks.values()) or self.status == CHANGED
+
+
+@dataclass(frozen=True)
+class ReleaseRecord:
+    """One release of an engine: what was read, when, by which verifier, and every entry's record."""
+
+    date: str | None = None
+    identity: str | None = None
+    source: str | None = None
+    verified_at: str | None = None
+    verifier: str | None = None
+    entries: Mapping[str, EntryRecord] = field(default_factory=dict)
+
+    def same_content(self, other: ReleaseRecord) -> bool:
+        """Equal in all but when and by what it was verified."""
+        return (self.date, self.identity, self.source, self.entries) == (
+            other.date, other.identity, other.source, other.entries)
+
+
+def status_of(version: str, checks: Mapping[str, CheckRecord], bounds: tuple[str | None, str | None]) -> str:
+    return entry_status(version, (c.verdict for c in checks.values()), *bounds)
+
+
+# --- one engine's ledger ----------------------------------------------------------------------------------
+
+@dataclass
+class EngineLedger:
+    """The ledger of one engine: release version -> release record."""
+
+    engine: str
+    releases: dict[str, ReleaseRecord] = field(default_factory=dict)
+    _lines: dict = field(default_factory=dict, repr=False, compare=False)  # see _check_record
+    _last: tuple | None = field(default=None, repr=False, compare=False)  # see record
+    #: Read from an older format: written back even when nothing else changed.
+    migrated: bool = field(default=False, compare=False)
+
+    def versions(self) -> list[str]:
+        """Release versions in PEP 440 order."""
+        return sorted(self.releases, key=version_key)
+
+    def entry(self, version: str, entry: str) -> EntryRecord | None:
+        release = self.releases.get(version)
+        return release.entries.get(entry) if release is not None else None
+
+    def record(self, release: Release, results: list[CheckResult], source: str, verified_at: str,
+               verifier: str, bounds: Mapping[str, tuple[str | None, str | None]] | None = None) -> bool:
+        """Put one release's results in; the entries verified replace what was there.
+
+        `bounds` is (introduced, fixed) of every entry verified, by id: an entry
+        of which no check applies at this release is recorded with no checks. Returns
+        whether anything but timestamps changed. When nothing did, the release
+        keeps its old `verified_at`, so that re-running leaves no diff.
+        """
+        bounds = bounds or {}
+        old = self.releases.get(release.version)
+        entries = dict(old.entries) if old else {}
+        # The same checks with the same verdict objects as the release recorded last: its entry records
+        # are the same, and are shared (never changed in place).
+        # Lists compared item by item, identical objects at once: equal when every result is the same.
+        # A status depends on the release only through an entry's introduced/fixed.
+        versioned = any(b != (None, None) for b in bounds.values())
+        key = ([r.verdict for r in results], [r.check for r in results], [r.entry for r in results],
+               [r.form for r in results], sorted(bounds.items()), release.version if versioned else None)
+        if self._last is not None and self._last[0] == key:
+            recorded = self._last[1]
+        else:
+            by_entry: dict[str, dict[str, CheckRecord]] = {entry: {} for entry in bounds}
+            for result in results:
+                by_entry.setdefault(result.entry, {})[result.check.id] = self._check_record(result)
+            recorded = {entry: EntryRecord(status_of(release.version, checks, bounds.get(entry, (None, None))),
+                                           checks)
+                        for entry, checks in by_entry.items()}
+            self._last = (key, recorded)
+        entries.update(recorded)
+        record = ReleaseRecord(release.date, release.identity, source, verified_at, verifier, entries)
+        if old is not None and old.same_content(record):
+            return False
+        self.releases[release.version] = record
+        return True
+
+    def _check_record(self, result: CheckResult) -> CheckRecord:
+        """The ledger line of one verdict. A verdict answered from the verdict cache is the same object at
+        every release whose file did not change, so its line is made once and shared by those releases
+        (ledger lines are never changed in place)."""
+        v = result.verdict
+        key = (id(v), result.check.fingerprint, result.check.path, result.form)
+        found = self._lines.get(key)
+        if found is not None and found[0] is v:
+            return found[1]
+        line = CheckRecord(
+            verdict=v.status, reason=v.reason, form=result.form, path=v.path or result.check.path,
+            lines=tuple(v.lines) if v.lines else None, symbol=v.symbol, hint=v.hint,
+            message=v.message if v.status == ERROR else None,
+            sha256=v.file_sha[:SHA_DIGITS] if v.file_sha else None, check=result.check.fingerprint,
+        )
+        self._lines[key] = (v, line)  # v is kept, so that its id is not reused by another verdict
+        return line
+
+    def restatus(self, bounds: Mapping[str, tuple[str | None, str | None]]) -> bool:
+        """Recompute the status of the entries of `bounds` ((introduced, fixed) by entry id) in every release,
+        from their check records; returns whether any changed. Records are replaced, never changed in place."""
+        changed = False
+        for version, record in self.releases.items():
+            updated = None
+            for entry, (introduced, fixed) in bounds.items():
+                current = record.entries.get(entry)
+                if current is None:
+                    continue
+                status = status_of(version, current.checks, (introduced, fixed))
+                if status != current.status:
+                    updated = updated if updated is not None else dict(record.entries)
+                    updated[entry] = replace(current, status=status)
+            if updated is not None:
+                self.releases[version] = replace(record, entries=updated)
+                changed = True
+        return changed
+
+    def drop_entries(self, keep: set[str]) -> bool:
+        """Forget entries that no longer exist in the KB (records are replaced, never changed in place); returns
+        whether there were any."""
+        dropped = False
+        for version, record in self.releases.items():
+            if any(e not in keep for e in record.entries):
+                entries = {e: value for e, value in record.entries.items() if e in keep}
+                self.releases[version] = replace(record, entries=entries)
+                dropped = True
+        return dropped
+
+    def copy(self) -> EngineLedger:
+        """The ledger as it is now, untouched by later `record` and `drop_entries` (they replace records)."""
+        return EngineLedger(self.engine, dict(self.releases))
+
+    def to_text(self) -> str:
+        return _dump(self.engine, [(v, self.releases[v]) for v in self.versions()])
