@@ -1,0 +1,20 @@
+"""Presenting what the commands found: lint diagnostics and check results (text, JSON, GitHub workflow
+annotations, Markdown, JUnit), a `verify` run, and what `show`, `trace` and `mutate` print. One module per
+report; this one is the surface callers import (`report.render`, `report.terminal`...).
+
+Text for a terminal (and for a workflow's log, which renders ANSI sequences) goes through `terminal`, once per
+output: data (a title, a ledger's hint, a path) can hold ESC and the rest, and a terminal acts on them.
+"""
+
+from __future__ import annotations
+
+from ._check import FORMATS, annotation, as_json, check_markdown, github, junit, render, summary, text
+from ._mutate import mutate_github, mutate_report
+from ._run import RUN_FORMATS, render_run, run_markdown
+from ._show import show_entry, show_records
+from ._terminal import terminal
+from ._trace import trace_text
+
+__all__ = ["FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "github", "junit", "mutate_github",
+           "mutate_report", "render", "render_run", "run_markdown", "show_entry", "show_records", "summary",
+           "terminal", "text", "trace_text"]
