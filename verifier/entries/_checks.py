@@ -1,0 +1,142 @@
+"""Reading a check and the forms of its `earlier` list into `Check` and `Form`, with what a form inherits
+filled in, and whether each is well-formed enough to evaluate."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import _yaml
+from ..matchers import NAMES as MATCHERS
+from ..model import Check, Entry, Form
+from ._values import BOUNDS, _text
+
+if TYPE_CHECKING:
+    from . import LoadedEntry
+
+MODIFIERS = ("after", "adjacent")
+CHECK_FIELDS = ("id", "claim", "engine", "path", "in", *MODIFIERS) + MATCHERS + (*BOUNDS, "earlier")
+CHECK_REQUIRED = ("id", "claim", "path")
+#: The keys of an item of a check's `earlier` list.
+FORM_FIELDS = (*BOUNDS, "path", "in") + MATCHERS + MODIFIERS
+
+
+def _check(node: _yaml.Node, entry: Entry, problem, result: LoadedEntry | None = None
+           ) -> tuple[Check | None, bool]:
+    """The check written at `node`, and whether it is well-formed enough to evaluate."""
+    if not node.is_mapping:
+        problem(node.line, "G203", "a check must be a mapping of keys (id, claim, path, a matcher, ...)")
+        return None, False
+    fields = node.value
+    ok = True
+    for key in fields:
+        if key not in CHECK_FIELDS:
+            problem(node.key_lines[key], "G201", f"unknown check key {key!r}; keys are: {', '.join(CHECK_FIELDS)}")
+            ok = False
+    for key in CHECK_REQUIRED:
+        if key not in fields:
+            problem(node.line, "G202", f"check is missing {key!r}")
+            ok = False
+    shown = fields["id"].value if "id" in fields else "check"
+    matchers = [m for m in MATCHERS if m in fields]
+    if len(matchers) != 1:
+        if matchers:
+            problem(max(node.key_lines[m] for m in matchers), "G302",
+                    f"{shown}: one matcher per check, found {', '.join(matchers)}")
+        else:
+            problem(node.line, "G302", f"{shown}: a check needs one matcher: {', '.join(MATCHERS)}")
+        ok = False
+    values: dict[str, str | None] = {}
+    for key in ("id", "claim", "engine", "path", "in", "after", *BOUNDS, *matchers):
+        if key in fields:
+            values[key] = _text(fields[key], key, problem)
+            if values[key] is None:
+                ok = False
+    adjacent, adjacent_ok = _adjacent(fields, problem)
+    ok = ok and adjacent_ok
+    engine = values.get("engine") or (entry.engines[0] if len(entry.engines) == 1 else "")
+    matcher = matchers[0] if matchers else ""
+    check = Check(
+        id=values.get("id") or "", claim=values.get("claim") or "", engine=engine,
+        path=values.get("path") or "", matcher=matcher, pattern=values.get(matcher) or "",
+        scope=values.get("in"), after=values.get("after"), adjacent=adjacent is True, line=node.line,
+        since=values.get("since"), until=values.get("until"),
+    )
+    if "earlier" in fields:
+        earlier, earlier_ok = _earlier(fields["earlier"], check, problem, result)
+        check = replace(check, earlier=tuple(earlier))
+        ok = ok and earlier_ok
+    return check, ok
+
+
+def _adjacent(fields: dict[str, _yaml.Node], problem) -> tuple[bool, bool]:
+    """The `adjacent` flag of a check or form, and whether it was written well."""
+    if "adjacent" not in fields:
+        return False, True
+    value = fields["adjacent"].value
+    if not isinstance(value, bool):
+        problem(fields["adjacent"].line, "G203", "'adjacent' must be true or false")
+        return False, False
+    return value, True
+
+
+def _earlier(node: _yaml.Node, check: Check, problem, result: LoadedEntry | None) -> tuple[list[Form], bool]:
+    """The items of a check's `earlier` list as forms, with what they inherit from the check filled in.
+
+    `path` and `in` are inherited when left out (`in: null` drops the scope); a
+    matcher replaces the check's matcher and modifiers whole; with no matcher,
+    they are inherited whole, and modifiers alone are an error (G311).
+    """
+    if not node.is_sequence or not node.value:
+        problem(node.line, "G203", "'earlier' must be a list of forms, each a mapping (since, until, path, in, "
+                                   "a matcher and its modifiers)")
+        return [], False
+    forms: list[Form] = []
+    ok = True
+    for index, item in enumerate(node.value, 1):
+        if not item.is_mapping:
+            problem(item.line, "G203", "an item of 'earlier' must be a mapping (since, until, path, in, a matcher, ...)")
+            ok = False
+            continue
+        fields = item.value
+        good = True
+        for key in fields:
+            if key not in FORM_FIELDS:
+                hint = " (id, claim and engine belong to the check, not to a form)" if key in CHECK_FIELDS else ""
+                problem(item.key_lines[key], "G201",
+                        f"unknown key {key!r} in a form of 'earlier'{hint}; keys are: {', '.join(FORM_FIELDS)}")
+                good = False
+        matchers = [m for m in MATCHERS if m in fields]
+        if len(matchers) > 1:
+            problem(max(item.key_lines[m] for m in matchers), "G302",
+                    f"one matcher per form, found {', '.join(matchers)}")
+            good = False
+        modifiers = [m for m in MODIFIERS if m in fields]
+        if modifiers and not matchers:
+            problem(item.key_lines[modifiers[0]], "G311",
+                    f"this form gives {' and '.join(repr(m) for m in modifiers)} without a matcher: a form inherits "
+                    "the check's matcher and modifiers whole, or gives its own matcher with its own modifiers")
+            good = False
+        values: dict[str, str | None] = {}
+        for key in ("path", "after", *BOUNDS, *matchers):
+            if key in fields:
+                values[key] = _text(fields[key], key, problem)
+                good = good and values[key] is not None
+        scope = check.scope
+        if "in" in fields:
+            scope = None if fields["in"].value is None else _text(fields["in"], "in", problem)
+            good = good and (fields["in"].value is None or scope is not None)
+        adjacent, adjacent_ok = _adjacent(fields, problem)
+        good = good and adjacent_ok
+        if matchers:
+            matcher, pattern = matchers[0], values.get(matchers[0]) or ""
+            after, adjacent = values.get("after"), adjacent
+        else:
+            matcher, pattern, after, adjacent = check.matcher, check.pattern, check.after, check.adjacent
+        form = Form(check.engine, values.get("path") or check.path, matcher, pattern, scope, after, adjacent,
+                    values.get("since"), values.get("until"), index, item.line)
+        forms.append(form)
+        if result is not None:
+            result.form_nodes[(check.id, index)] = item
+        ok = ok and good
+    return forms, ok

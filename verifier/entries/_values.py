@@ -1,0 +1,89 @@
+"""Reading the plain values of the front matter: text as written, lists of text, dates, per-engine releases and
+history, each with a diagnostic at its line where it is not what the format asks."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .. import _yaml
+from ..model import Entry, HistoryEvent
+
+BOUNDS = ("since", "until")
+HISTORY_FIELDS = ("date", "note")
+
+
+def _text(node: _yaml.Node, key: str, problem) -> str | None:
+    """A scalar as text, exactly as written (so `0.10` stays `0.10`)."""
+    if node.is_mapping or node.is_sequence:
+        problem(node.line, "G203", f"{key!r} must be text, not a {'mapping' if node.is_mapping else 'list'}")
+        return None
+    if node.value is None:
+        problem(node.line, "G203", f"{key!r} is empty")
+        return None
+    return node.raw if isinstance(node.raw, str) else str(node.value)
+
+
+def _text_list(node: _yaml.Node, key: str, problem) -> list[tuple[str, int]]:
+    if not node.is_sequence:
+        problem(node.line, "G203", f"{key!r} must be a list")
+        return []
+    values = []
+    for item in node.value:
+        value = _text(item, f"an item of {key}", problem)
+        if value is not None:
+            values.append((value, item.line))
+    return values
+
+
+def _date(node: _yaml.Node, key: str, problem) -> dt.date | None:
+    value = node.value
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    problem(node.line, "G203", f"{key!r} must be a date written YYYY-MM-DD")
+    return None
+
+
+def _per_engine(node: _yaml.Node, key: str, problem, entry: Entry) -> dict[str, str]:
+    """`introduced`/`fixed`: a mapping of engine -> release, each release as written."""
+    if not node.is_mapping:
+        problem(node.line, "G203", f"{key!r} must be a mapping of engine to release, like {{vllm: 0.8.2}}")
+        return {}
+    found = {}
+    for engine, value in node.value.items():
+        text = _text(value, f"{key}.{engine}", problem)
+        if text is not None:
+            found[engine] = text
+            entry.lines[f"{key}:{engine}"] = node.key_lines.get(engine, node.line)
+    return found
+
+
+def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
+    if not node.is_sequence:
+        problem(node.line, "G203", "'history' must be a list of {date, note}")
+        return []
+    events = []
+    for item in node.value:
+        if not item.is_mapping:
+            problem(item.line, "G203", "a history item must be a mapping {date, note}")
+            continue
+        for key in item.value:
+            if key not in HISTORY_FIELDS:
+                problem(item.key_lines[key], "G201", f"unknown history field {key!r}; fields are: date, note")
+        missing = [k for k in HISTORY_FIELDS if k not in item.value]
+        for key in missing:
+            problem(item.line, "G202", f"history item is missing {key!r}")
+        if missing:
+            continue
+        date = _date(item.value["date"], "date", problem)
+        note = _text(item.value["note"], "note", problem)
+        if date is not None and note is not None:
+            events.append(HistoryEvent(date, note))
+    return events
+
