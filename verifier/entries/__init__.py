@@ -162,5 +162,3 @@ def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -
                 if well_formed:
                     checks.append(check)
             entry.checks = tuple(checks)
-
-

@@ -161,4 +161,3 @@ def _setting(node: _yaml.Node, key: str, problem) -> object | None:
     if isinstance(node.value, bool):
         return node.value
     return _text(node, key, problem)
-

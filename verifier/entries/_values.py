@@ -86,4 +86,3 @@ def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
         if date is not None and note is not None:
             events.append(HistoryEvent(date, note))
     return events
-

@@ -122,4 +122,3 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "", prob
     if notes:
         out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(out)
-
