@@ -1,19 +1,24 @@
-"""A `gotchas verify` run over its engines: under the ledger's lock and the run's time budget, with one
+"""The runs of the commands over engine releases, apart from their arguments and output (`cli`).
+
+A `gotchas verify` run over its engines: under the ledger's lock and the run's time budget, with one
 verdict cache and one search cache for all of them; what changed status, and what contradicts an entry's
-bounds, once every engine is done."""
+bounds, once every engine is done. `check` (one release of each engine), `mutate` and `trace` runs likewise.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .evaluate import Budget
+from .helper import Helper
 from .history import bounds_problems, new_status_changes
-from .ledger import Ledger
-from .model import entry_bounds
+from .ledger import Ledger, version_key
+from .model import Release, entry_bounds
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .verdicts import SearchCache, VerdictCache
-from .verify import EngineRun, verify_engine
+from .verify import EngineRun, choose_releases, unavailable, verify_engine, verify_release
 
 
 @dataclass
@@ -68,3 +73,106 @@ def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[
                     for p in bounds_problems(done.ledger or ledger.load(done.engine), entry.id,
                                              *entry_bounds(entry, done.engine), [r.version for r in done.releases])]
     return run
+
+
+class ReleaseNotFound(LookupError):
+    """An engine has no release of the version asked for; the message names the engine."""
+
+
+def _chosen_release(engine: str, source: Source, version: str) -> Release:
+    try:
+        return choose_releases(source.releases(), set(), versions=[version])[0]
+    except LookupError as exc:
+        raise ReleaseNotFound(f"{engine}: {exc}") from None
+
+
+def check_engines(engines: list[str], sources: dict[str, Source], pairs: list, version: str,
+                  progress: Progress) -> tuple[list, list[str]]:
+    """`gotchas check`: each engine's checks against one release of it (`version`, or "latest"), with the
+    relocation hints of every `changed` or `missing` verdict; (results, notes). Under a time budget (a hostile
+    entry spends at most its share of matching time), with worker processes once there are files enough."""
+    results: list = []
+    notes: list[str] = []
+    helper = Helper()
+    try:
+        with Budget(pairs).active():
+            for engine in engines:
+                source = sources.get(engine)
+                if source is None:
+                    notes.append(f"note: {engine} checks not verified: no --source for {engine}")
+                    continue
+                engine_pairs = [p for p in pairs if p[1].engine == engine]
+                try:
+                    release = _chosen_release(engine, source, version)
+                except SourceUnavailable as exc:
+                    notes.append(f"error: {engine}: cannot list releases: {exc}")
+                    results.extend(unavailable(engine_pairs, Release(engine, "?"), exc))
+                    continue
+                progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} "
+                                "files", force=True)
+                results.extend(verify_release(source, release, engine_pairs, relocate=lambda result: True,
+                                              helper=helper))
+                progress.done()
+    finally:
+        helper.close()
+    return results, notes
+
+
+def mutate_entries(entries: list, engines: list[str], sources: dict[str, Source], version: str, seconds: float,
+                   progress: Progress) -> list:
+    """`gotchas mutate` over entries at one release of each engine: one report per entry and engine. The
+    sources are closed at the end."""
+    from .mutate import default_formatters, mutate_entry
+
+    formatters = default_formatters()
+    reports = []
+    try:
+        for name in engines:
+            source = sources.get(name)
+            if source is None:
+                continue
+            release = _chosen_release(name, source, version)
+            snapshot = source.open(release)
+            try:
+                for entry in entries:
+                    if any(c.engine == name for c in entry.checks):
+                        reports.append(mutate_entry(entry, name, snapshot, release, seconds, formatters,
+                                                    lambda text: progress.status(f"mutate: {text}")))
+            finally:
+                snapshot.close()
+                progress.done()
+    finally:
+        for source in sources.values():
+            source.close()
+    return reports
+
+
+def trace_checks(entry, checks: list, sources: dict[str, Source], floors: dict[str, str | None],
+                 progress: Progress, note: Callable[[str], None]) -> list:
+    """`gotchas trace`: each check's story over the releases of its engine from `floors[engine]` on, as
+    (trace, versions). An engine without a source is a `note`. The sources are closed at the end."""
+    from . import trace as trace_module
+
+    verdicts, searches = VerdictCache(), SearchCache()
+    traces = []
+    try:
+        for engine in sorted({c.engine for c in checks}):
+            source = sources.get(engine)
+            if source is None:
+                note(f"note: {engine} checks not traced: no --source for {engine}")
+                continue
+            floor = floors.get(engine)
+            releases = [r for r in source.releases()
+                        if floor is None or version_key(r.version) >= version_key(floor)]
+            walker = trace_module.Walker(source, releases, verdicts, searches,
+                                         lambda text: progress.status(f"tracing: {text}", force=True))
+            try:
+                for check in (c for c in checks if c.engine == engine):
+                    traces.append((trace_module.trace_check(entry, check, walker), [r.version for r in releases]))
+            finally:
+                walker.close()
+                progress.done()
+    finally:
+        for thing in (verdicts, searches, *sources.values()):
+            thing.close()
+    return traces

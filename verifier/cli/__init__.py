@@ -1,0 +1,232 @@
+"""The `gotchas` command: parse arguments, call the library, print, exit.
+
+Exit codes (every command):
+  0  all good: lint clean, and every verified check holds
+  1  something for an author to fix: a lint problem, a check that is changed or missing;
+     for verify, an entry that changed status in a newly verified release, or a
+     release that contradicts an entry's introduced/fixed
+  2  usage: bad arguments, no KB found, the KB's own data is malformed
+  3  the machinery failed (a source could not be read) and nothing else is wrong
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__, kb as kb_module, report
+from ._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, LintRefusal, UsageError
+from ._explore import run_bisect, run_locate, run_show, run_trace
+from ._publish import run_audit, run_new, run_schema, run_site
+from ._verify import mutate_entries, run_check, run_mutate, run_verify
+
+__all__ = ["main", "build_parser", "mutate_entries", "UsageError", "LintRefusal"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (UsageError, kb_module.KBError) as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except LintRefusal as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    except KeyboardInterrupt:
+        print("gotchas: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gotchas",
+        description="Verify a knowledge base of LLM serving-engine gotchas against the engines' source code.",
+        epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"gotchas {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = _entry_command(commands, "check", "lint entries and verify their checks",
+                           "Lint entries (all of the KB by default) and verify each check against a release.")
+    check.add_argument("--offline", action="store_true", help="lint only; read no engine code")
+    check.add_argument("--changed-since", metavar="REF",
+                       help="check only the entries changed since the merge base of REF and HEAD (everything when "
+                            "the verifier, the engine registry or the vocabularies changed)")
+    check.add_argument("--release", default="latest", metavar="V", help="the release to verify against (default: latest)")
+    check.add_argument("--mutate-seconds", type=float, default=60.0, metavar="S",
+                       help="with --changed-since: how long `mutate` may take per changed entry (default: 60)")
+    check.add_argument("--no-mutate", action="store_true",
+                       help="with --changed-since: do not run `mutate` on the changed entries")
+    check.add_argument("--format", choices=report.FORMATS, default="text")
+    check.set_defaults(run=run_check)
+
+    verify = _entry_command(commands, "verify", "verify entries against every release and record the verdicts in "
+                            "the ledger", "Verify entries (all by default) against the releases of each engine and "
+                            "update the ledger. Exits 1 when an entry changed status in a newly verified release.")
+    verify.add_argument("--release", action="append", metavar="V", help="only this release (repeatable; 'latest')")
+    verify.add_argument("--since", metavar="V",
+                        help="only releases from V on (default: the engine's `oldest` in gotchas/engines.yaml)")
+    verify.add_argument("--new", action="store_true", help="only releases the ledger has not seen")
+    verify.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    verify.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                        help="wait this long for another run's lock on the ledger (default: refuse at once)")
+    verify.add_argument("--report", metavar="FILE", help="also write the Markdown report of the run to FILE")
+    verify.add_argument("--site-url", default="", metavar="URL", help="the published site, for links in the report")
+    verify.add_argument("--format", choices=report.RUN_FORMATS, default="text")
+    verify.set_defaults(run=run_verify)
+
+    locate = commands.add_parser(
+        "locate", help="where a symbol or code fragment lives in a release",
+        description="Every definition of a dotted symbol, and every occurrence of a code fragment "
+                    "($NAME and $$$ allowed), in the Python files of one release, with the enclosing symbol.")
+    locate.add_argument("engine", metavar="ENGINE")
+    locate.add_argument("code", metavar="CODE", help="a symbol (Scheduler.schedule) or a fragment (self.running.pop())")
+    locate.add_argument("--release", default="latest", metavar="V", help="the release to search (default: latest)")
+    locate.add_argument("--source", default="pypi", metavar="SPEC", help="pypi (default), git:URL_OR_PATH, or dir:PATH")
+    locate.add_argument("--limit", type=int, default=50, help="show at most this many places of each kind")
+    locate.set_defaults(run=run_locate)
+
+    bisect = commands.add_parser(
+        "bisect", help="the commit at which a check flipped, from a git source",
+        description="Find the first commit between two releases at which a check changed status, testing only "
+                    "commits that touched the check's file. The releases are the last flip the ledger shows, "
+                    "or the last flip among the git source's releases, or --between GOOD BAD.")
+    bisect.add_argument("id", metavar="ID", help="the entry")
+    bisect.add_argument("check", metavar="CHECK", help="the check's id")
+    bisect.add_argument("--source", required=True, metavar="git:URL_OR_PATH")
+    bisect.add_argument("--between", nargs=2, metavar=("GOOD", "BAD"), help="the two releases to search between")
+    bisect.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    bisect.set_defaults(run=run_bisect)
+
+    trace = commands.add_parser(
+        "trace", help="follow a check back through the releases and propose its earlier forms",
+        description="For each check of an entry (or one CHECK), walk the engine's releases back from the newest "
+                    "where it holds; where it stops holding, look in that release for where the same code went "
+                    "(renamed locals as $METAVARIABLES, git's rename detection, the symbol and the fragment "
+                    "across the release) and propose the `earlier` form that holds there, with its bounds and the "
+                    "lines that show it. --write adds the proposed forms to the entry, leaving the rest of the "
+                    "file as it was.")
+    trace.add_argument("id", metavar="ENTRY", help="an entry id or file")
+    trace.add_argument("check", nargs="?", metavar="CHECK", help="only this check")
+    trace.add_argument("--engine", help="only the checks of this engine")
+    trace.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                       help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH")
+    trace.add_argument("--since", metavar="V",
+                       help="walk back to release V (default: the engine's `oldest` in gotchas/engines.yaml)")
+    trace.add_argument("--write", action="store_true", help="add the proposed forms to the entry file")
+    trace.set_defaults(run=run_trace)
+
+    mutate = commands.add_parser(
+        "mutate", help="prove that each check pins its claim, and that no reformat fools it",
+        description="For each check that holds at a release (the latest by default), mutate the code it matched "
+                    "so that its meaning changes (a literal, an operator, a call, a keyword argument, a statement "
+                    "deleted or moved) and run every check of the entry on each mutant: a mutant that no check "
+                    "notices survives, and shows what the entry does not pin. Then re-lay the files the checks "
+                    "read (ruff format and black at several line lengths, redundant parentheses, trailing commas, "
+                    "quotes, comments): a verdict that changes there is a bug of the matcher. Exits 1 when a "
+                    "reformat changed a verdict.")
+    mutate.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
+    mutate.add_argument("--engine", help="only the checks of this engine")
+    mutate.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                        help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH")
+    mutate.add_argument("--release", default="latest", metavar="V", help="the release (default: latest)")
+    mutate.add_argument("--seconds", type=float, default=120.0, metavar="S",
+                        help="at most this long per entry and engine (default: 120)")
+    mutate.add_argument("--format", choices=("text", "json", "github"), default="text")
+    mutate.set_defaults(run=run_mutate)
+
+    site = commands.add_parser(
+        "site", help="build the static site from the entries and the ledger",
+        description="Render the KB and the ledger into static HTML, JSON, feeds and badges.")
+    site.add_argument("--out", default="_site", metavar="DIR", help="the output folder (default: _site; replaced)")
+    site.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    site.add_argument("--base-url", default="/", metavar="URL",
+                      help="where the site is published (for feeds, the sitemap and the 404 page; default: /)")
+    site.add_argument("--edit-url", metavar="URL",
+                      help="base of edit links, e.g. https://github.com/OWNER/REPO/edit/main/ "
+                           "(default: from GITHUB_REPOSITORY in GitHub Actions; none elsewhere)")
+    site.set_defaults(run=run_site)
+
+    new = commands.add_parser(
+        "new", help="scaffold a new entry",
+        description="Write gotchas/<id>.md with a valid skeleton. Fields not given as options are asked for "
+                    "at the terminal.")
+    new.add_argument("--id", help="kebab-case id, also the file name")
+    new.add_argument("--title", help="one sentence: what goes wrong")
+    new.add_argument("--scheme", help="one of gotchas/schemes.yaml")
+    new.add_argument("--engine", dest="engines", action="append", help="an engine (repeatable)")
+    new.add_argument("--concept", dest="concepts", action="append", help="a concept (repeatable)")
+    new.set_defaults(run=run_new)
+
+    show = commands.add_parser(
+        "show", help="an entry's status, ranges and transitions, from the ledger",
+        description="An entry's status per engine and release, from the ledger: the ranges of each status, where "
+                    "each check holds and in which form, and each transition. --format json gives one record per "
+                    "engine and release: {engine, version, status, checks: [{check, verdict, reason, form}]}.")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--engine", help="only this engine")
+    show.add_argument("--format", choices=("text", "json"), default="text")
+    show.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    show.set_defaults(run=run_show)
+
+    audit = commands.add_parser(
+        "audit", help="which gotchas bite a deployment: its engine versions and settings",
+        description="List the gotchas that bite a deployment's engine versions, from the knowledge base this "
+                    "installation ships (or a checkout, --kb): the engines installed in this environment by "
+                    "default, or in another one (--python), pinned in requirements or lock files (-r: "
+                    "requirements.txt, pip freeze output, uv.lock, poetry.lock, pylock.toml), or given (--engine). "
+                    "A serve command line (--serve) or a start-up log (--serve-log) decides the entries' conditions. "
+                    "Exit codes: 0 nothing applies, 1 something applies (see --fail-on), 2 usage, 3 the machinery "
+                    "failed (another environment, the KB data).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("files", nargs="*", metavar="FILE", help="requirements or lock files, as with -r")
+    audit.add_argument("--engine", dest="engines", action="append", default=[], metavar="ENGINE==VERSION",
+                       help="audit this engine version (repeatable), e.g. vllm==0.10.0")
+    audit.add_argument("--python", metavar="PATH", help="audit the engines installed in another environment, by its "
+                                                        "interpreter (it is run to print their versions)")
+    audit.add_argument("-r", "--requirements", action="append", default=[], metavar="FILE",
+                       help="audit the engines pinned in FILE: requirements or pip freeze output, or a lock file "
+                            "named uv.lock, poetry.lock or pylock.toml (repeatable)")
+    audit.add_argument("--serve", action="append", default=[], metavar="COMMAND",
+                       help="the serve command line, e.g. \"vllm serve MODEL --scheduling-policy priority\" "
+                            "(one per engine)")
+    audit.add_argument("--serve-log", action="append", default=[], metavar="FILE",
+                       help="a server's start-up log: vLLM's 'non-default args: {...}' or SGLang's "
+                            "'server_args=ServerArgs(...)' line (one per engine)")
+    audit.add_argument("--kb", metavar="DIR", help="read the entries and ledger of this checkout instead of the "
+                                                   "knowledge base the installation ships")
+    audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="do not report this entry "
+                                                                                   "(repeatable)")
+    audit.add_argument("--fail-on", choices=("holds", "unverified"), default="holds",
+                       help="exit 1 when something bites (holds: 'bites' and 'bites only if', the default), or "
+                            "also when an entry is unverified at the release (unverified)")
+    audit.add_argument("--format", choices=("text", "json", "markdown", "sarif"), default="text")
+    audit.add_argument("--site-url", default="", metavar="URL", help="the published site, for a link to each entry")
+    audit.set_defaults(run=run_audit)
+
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of an entry's front matter",
+        description="Print the JSON Schema of front matter, with the KB's vocabularies; "
+                    "--write updates gotchas/entry.schema.json.",
+    )
+    schema.add_argument("--write", action="store_true", help="write gotchas/entry.schema.json instead of printing")
+    schema.set_defaults(run=run_schema)
+    return parser
+
+
+def _entry_command(commands, name: str, summary: str, description: str) -> argparse.ArgumentParser:
+    """A command over entries, an engine and sources: what `check` and `verify` share."""
+    command = commands.add_parser(name, help=summary, description=description,
+                                  epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    command.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
+    command.add_argument("--engine", help="only the checks of this engine")
+    command.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                         help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH "
+                              "(repeat with ENGINE= for several engines)")
+    return command

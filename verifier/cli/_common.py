@@ -1,0 +1,148 @@
+"""What the commands share: finding the KB and its entries, reading `--source`, loading and linting entries,
+exit codes and the usage errors that map to them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import kb as kb_module, lint
+from ..entries import load_entry
+from ..model import ERROR
+from ..progress import Progress
+from ..sources import Source
+from ..sources.directory import DirectorySource
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+class LintRefusal(Exception):
+    """A command that writes or runs from entries refused to start: lint reported problems (exit 1, like any
+    lint problem: something for an author to fix, not a usage error)."""
+
+
+def _kb(args) -> kb_module.KB:
+    root = kb_module.find_root()
+    if root is None:
+        raise UsageError("no knowledge base here: run inside a checkout that has gotchas/engines.yaml")
+    return kb_module.load(root)
+
+
+def _entry_files(kb: kb_module.KB, names: list[str]) -> list[Path]:
+    if not names:
+        return kb.entry_files()
+
+    def there(path: Path) -> bool:  # a link or a device is there too: the loader refuses it, with its name
+        return path.is_symlink() or path.exists() and not path.is_dir()
+
+    files = []
+    for name in names:
+        path = Path(name)
+        if path.suffix == ".md" and there(path):
+            files.append(path.absolute())  # not resolve(): the loader must see a link as a link
+        elif there(kb.entries_dir / f"{name}.md"):
+            files.append(kb.entries_dir / f"{name}.md")
+        else:
+            raise UsageError(f"no entry {name!r}: give a file or an id from {kb.entries_dir}")
+    return files
+
+
+def _display(kb: kb_module.KB, path: Path) -> str:
+    try:
+        return path.parent.resolve().joinpath(path.name).relative_to(kb.root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+SOURCE_KINDS = ("pypi", "git", "dir")
+
+
+def _make_source(kb: kb_module.KB, engine: str, location: str, progress: Progress | None = None) -> Source:
+    """A source from `pypi`, `git:URL_OR_PATH` or `dir:PATH`."""
+    kind, _, where = location.partition(":")
+    if kind == "pypi" and not where:
+        from ..sources.pypi import PyPISource
+
+        return PyPISource(kb.engines[engine], progress=progress.download if progress else None)
+    if kind == "git" and where:
+        from ..sources.git import GitSource
+
+        return GitSource(kb.engines[engine], where)
+    if kind == "dir" and where:
+        if not Path(where).is_dir():
+            raise UsageError(f"--source {location}: {where} is not a directory")
+        return DirectorySource(engine, where, archive_root=kb.engines[engine].archive_root)
+    raise UsageError(f"--source {location}: expected pypi, git:URL_OR_PATH or dir:PATH")
+
+
+def _source_locations(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
+                      default: str | None = None) -> dict[str, str]:
+    """Where each engine is read from (`pypi`, `git:...`, `dir:...`): `--source [ENGINE=]SPEC` options, else
+    `default` (when given). The one reading of `--source`."""
+    locations: dict[str, str] = {}
+    for spec in specs:
+        target, sep, location = spec.partition("=")
+        if not sep or ":" in target:
+            target, location = engine, spec
+        if target is None:
+            if len(engines_needed) > 1:
+                raise UsageError(f"--source {spec}: the checks name several engines "
+                                 f"({', '.join(sorted(engines_needed))}); add --engine E, or write --source ENGINE={spec}")
+            target = next(iter(engines_needed), None)
+            if target is None:
+                continue
+        if target not in kb.engines:
+            raise UsageError(f"--source {spec}: unknown engine {target!r}; engines are: {', '.join(kb.engines)}")
+        locations[target] = location
+    if default:
+        for name in engines_needed - set(locations):
+            locations[name] = default
+    return locations
+
+
+def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
+             default: str | None = None, progress: Progress | None = None) -> dict[str, Source]:
+    """The source of each engine, from `--source` options (see `_source_locations`)."""
+    return {name: _make_source(kb, name, location, progress)
+            for name, location in _source_locations(kb, specs, engine, engines_needed, default).items()}
+
+
+def _load(kb: kb_module.KB, names: list[str]):
+    loaded = [load_entry(path, display=_display(kb, path)) for path in _entry_files(kb, names)]
+    diagnostics = [d for item in loaded for d in lint.lint(item, kb)]
+    return loaded, diagnostics, [item.entry for item in loaded if item.entry is not None]
+
+
+def _load_clean(kb: kb_module.KB, names: list[str]):
+    """`_load` for the commands that write or run from entries (site, verify, mutate): they do not start while
+    lint reports a problem, so that data lint refuses (an id that would leave its folder, a duplicate id, a
+    pattern too costly to compile) never reaches a file name, a page or an evaluation."""
+    loaded, diagnostics, entries = _load(kb, names)
+    if diagnostics:
+        for d in diagnostics:
+            print(d, file=sys.stderr)
+        raise LintRefusal(f"{len(diagnostics)} lint problem(s) above; fix them first (`gotchas check --offline`)")
+    return loaded, diagnostics, entries
+
+
+def _check_engine(kb: kb_module.KB, engine: str | None) -> None:
+    if engine and engine not in kb.engines:
+        raise UsageError(f"unknown engine {engine!r}; engines are: {', '.join(kb.engines)}")
+
+
+def _exit_code(diagnostics, results, changed: bool) -> int:
+    if diagnostics or changed:
+        return EXIT_FINDINGS
+    if any(r.verdict.status == ERROR for r in results):
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _close(*things) -> None:
+    """Close the caches and sources of a command."""
+    for thing in things:
+        thing.close()

@@ -1,0 +1,173 @@
+"""The commands that look into entries and engine code: `show`, `locate`, `bisect` and `trace`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import lint, report, run
+from ..entries import load_entry
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from ..progress import Progress
+from ..sources import SourceUnavailable
+from ..verify import choose_releases
+from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, LintRefusal, UsageError, _check_engine, _display,
+                      _entry_files, _kb, _make_source, _sources)
+
+
+def run_show(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    path = _entry_files(kb, [args.id])[0]
+    loaded = load_entry(path, display=_display(kb, path))
+    if loaded.entry is None:
+        for d in loaded.diagnostics:
+            print(report.terminal(str(d)))
+        return EXIT_FINDINGS
+    ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
+    try:
+        if args.format == "json":
+            sys.stdout.write(json.dumps(report.show_records(kb, loaded.entry, ledger, args.engine), indent=2) + "\n")
+        else:
+            sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
+    return EXIT_OK
+
+
+def run_locate(args) -> int:
+    from .. import locate
+
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    progress = Progress()
+    source = _make_source(kb, args.engine, args.source, progress)
+    try:
+        release = choose_releases(source.releases(), set(), versions=[args.release])[0]
+        snapshot = source.open(release)
+        progress.status(f"{args.engine} {release.version}: reading the Python files", force=True)
+        files = locate.read_python_files(snapshot)
+        progress.done()
+    except LookupError as exc:
+        raise UsageError(f"{args.engine}: {exc}") from None
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{kb.engines[args.engine].name} {release.version}: {len(files)} Python files")
+    found = 0
+    if locate.is_symbol(args.code):
+        places = locate.find_symbol(snapshot, args.code, files)
+        found += len(places)
+        print(f"definitions of {args.code}:" if places else f"no definition of {args.code}")
+        for place in places[: args.limit]:
+            print(f"  {place}")
+    places = locate.find_fragment(snapshot, args.code, files)
+    found += len(places)
+    print(f"occurrences of {args.code!r}: {len(places)}" if places else f"no occurrence of {args.code!r}")
+    for place in places[: args.limit]:
+        print(f"  {place}")
+    if len(places) > args.limit:
+        print(f"  ... and {len(places) - args.limit} more (--limit)")
+    return EXIT_OK if found else EXIT_FINDINGS
+
+
+def run_bisect(args) -> int:
+    from .. import bisect, history
+
+    kb = _kb(args)
+    path = _entry_files(kb, [args.id])[0]
+    loaded = load_entry(path, display=_display(kb, path))
+    if loaded.entry is None:
+        raise UsageError(f"{args.id}: the entry cannot be read; run `gotchas check {args.id}`")
+    check = next((c for c in loaded.entry.checks if c.id == args.check), None)
+    if check is None:
+        raise UsageError(f"{args.id} has no well-formed check {args.check!r}; "
+                         f"checks: {', '.join(c.id for c in loaded.entry.checks)}")
+    if not args.source.startswith("git:"):
+        raise UsageError("bisect needs a git source: --source git:URL_OR_PATH")
+    source = _make_source(kb, check.engine, args.source)
+    try:
+        transitions = [] if args.between else history.transitions(
+            Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine), loaded.entry.id)
+        try:
+            flip = bisect.choose_flip(source, check, source.releases(), transitions, args.between)
+        except LookupError as exc:
+            raise UsageError(f"{exc} in {args.source}") from None
+        except bisect.NoForm as exc:
+            raise UsageError(str(exc)) from None
+        if flip is None:
+            print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
+            return EXIT_FINDINGS
+        good, bad, old, new = flip
+        if old == new:
+            print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
+            return EXIT_FINDINGS
+        result = bisect.bisect(source, check, good, bad, old, new)
+    except bisect.BisectError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{loaded.entry.id} / {check.id}: {old} in {good.version}, {new} in {bad.version}")
+    print(f"  {result.candidates} commits touched {check.path}; {result.tested} tested")
+    if result.commit is None:
+        print(f"  no commit between them touching {check.path} has the new status")
+        source.close()
+        return EXIT_FINDINGS
+    engine = kb.engines[check.engine]
+    print(f"  first commit where it is {new}: {result.commit} {source.commit_summary(result.commit)}")
+    print(f"  {engine.repository.rstrip('/').removesuffix('.git')}/commit/{result.commit}")
+    v = result.verdict
+    if v.reason:
+        print(f"  {v.reason}: {v.message or ''}")
+    if v.hint:
+        print(f"  hint: {v.hint}")
+    source.close()
+    return EXIT_OK
+
+
+def run_trace(args) -> int:
+    from ..rewrite import RewriteError, write_forms
+
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    path = _entry_files(kb, [args.id])[0]
+    loaded = load_entry(path, display=_display(kb, path))
+    problems = lint.lint(loaded, kb)
+    if loaded.entry is None or problems:
+        for d in problems:
+            print(d)
+        raise LintRefusal(f"{args.id}: fix the entry's lint problems first (`gotchas check --offline {args.id}`)")
+    entry = loaded.entry
+    checks = [c for c in entry.checks if (args.check is None or c.id == args.check)
+              and (args.engine is None or c.engine == args.engine)]
+    if not checks:
+        raise UsageError(f"{entry.id} has no check {args.check!r}" + (f" of {args.engine}" if args.engine else "")
+                         + f"; checks: {', '.join(c.id for c in entry.checks)}")
+    engines = sorted({c.engine for c in checks})
+    progress = Progress()
+    sources = _sources(kb, args.source, args.engine, set(engines), default="pypi", progress=progress)
+    floors = {engine: args.since or kb.engines[engine].oldest or None for engine in engines}
+    try:
+        traces = run.trace_checks(entry, checks, sources, floors, progress, print)
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write(report.trace_text(kb, entry, traces))
+    if args.write:
+        wrote = 0
+        for found, _ in traces:
+            if not found.proposals:
+                continue
+            current = load_entry(path, display=_display(kb, path))  # again: an earlier write moved the lines
+            check = next(c for c in current.entry.checks if c.id == found.check.id)
+            try:
+                write_forms(path, current, check, [p.fields(check) for p in found.proposals])
+            except RewriteError as exc:
+                print(f"gotchas: {exc}", file=sys.stderr)
+                return EXIT_FINDINGS
+            wrote += len(found.proposals)
+        print(f"wrote {wrote} form{'s' if wrote != 1 else ''} to {_display(kb, path)}" if wrote
+              else "nothing to write")
+    return EXIT_OK

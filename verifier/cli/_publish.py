@@ -1,0 +1,120 @@
+"""The commands that make things from the KB: `site`, `new`, `schema`, and `audit` for a deployment."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import kb as kb_module
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from ._common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _display, _kb, _load_clean
+
+
+def run_site(args) -> int:
+    import os
+    from urllib.parse import quote
+
+    from .. import site
+    from ..safety import PathError, inside
+
+    kb = _kb(args)
+    loaded, diagnostics, entries = _load_clean(kb, [])
+    edit = args.edit_url
+    if edit is None and os.environ.get("GITHUB_REPOSITORY"):
+        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
+        ref = quote(os.environ.get("GITHUB_REF_NAME") or "main", safe="/")  # a branch name may hold '"' or '<'
+        edit = f"{server}/{quote(os.environ['GITHUB_REPOSITORY'], safe='/')}/edit/{ref}/"
+    out = Path(args.out)
+    try:
+        data = site.load(kb, entries, Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR), args.base_url, edit)
+        builder = site.build(data, inside(kb.root, "site/templates"), inside(kb.root, "site/assets"), out)
+    except (LedgerError, site.SiteError, PathError) as exc:  # the data, or --out, --base-url: nothing is built
+        raise UsageError(str(exc)) from None
+    print(f"built {len(builder.pages)} pages and {len(builder.files)} other files into {out}")
+    return EXIT_OK
+
+
+def run_new(args) -> int:
+    from .. import scaffold
+
+    kb = _kb(args)
+    given = {k: getattr(args, k) for k in ("id", "title", "scheme", "engines", "concepts") if getattr(args, k)}
+    ask = input if sys.stdin.isatty() else None
+    try:
+        fields = scaffold.gather(kb, given, ask)
+    except scaffold.ScaffoldError as exc:
+        raise UsageError(f"{exc} (give it as an option, or run `gotchas new` at a terminal)") from None
+    except EOFError:
+        raise UsageError("no answer") from None
+    path = kb.entries_dir / f"{fields['id']}.md"
+    path.write_text(scaffold.skeleton(fields["id"], fields["title"], fields["scheme"], fields["engines"],
+                                      fields["concepts"]), encoding="utf-8")
+    print(f"wrote {_display(kb, path)}; fill it in, then run `gotchas check {fields['id']}`")
+    return EXIT_OK
+
+
+def run_schema(args) -> int:
+    from .. import schema
+
+    kb = _kb(args)
+    text = schema.render(kb)
+    if args.write:
+        (kb.entries_dir / schema.SCHEMA_FILE).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def run_audit(args) -> int:
+    from .. import audit, compiled, deployment
+
+    try:
+        if args.kb:
+            if kb_module.find_root(args.kb) != Path(args.kb).resolve():
+                raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
+            data = compiled.compile_kb(args.kb)
+        else:
+            data = compiled.load_packaged()
+            if data is None:  # an editable install, or a run from a checkout: its own KB
+                root = kb_module.find_root(Path(__file__).resolve().parents[2])
+                if root is None:
+                    print("gotchas: this installation ships no compiled knowledge base; give --kb DIR",
+                          file=sys.stderr)
+                    return EXIT_ERROR
+                data = compiled.compile_kb(root)
+    except compiled.CompiledKBError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    packages = {key: engine["package"] for key, engine in data["engines"].items()}
+    known = {e["id"] for e in data["entries"]}
+    unknown = [i for i in args.ignore if i not in known]
+    if unknown:
+        raise UsageError(f"--ignore: no entry {', '.join(map(repr, unknown))}")
+    notes: list[str] = []
+    try:
+        settings: dict[str, deployment.Settings] = {}
+        given = [deployment.parse_log(path) for path in args.serve_log]
+        only = args.engines[0].partition("==")[0].strip().lower() if len(args.engines) == 1 else None
+        given += [deployment.parse_serve(line, only if only in packages else None) for line in args.serve]
+        for found in given:
+            if found.engine in settings:
+                raise UsageError(f"{found.origin}: a second set of {found.engine} settings "
+                                 f"(after {settings[found.engine].origin}); audit one deployment at a time")
+            settings[found.engine] = found
+        installed = deployment.from_specs(args.engines, packages)
+        if args.python:
+            installed += deployment.from_python(args.python, packages)
+        for path in [*args.requirements, *args.files]:
+            installed += deployment.from_file(path, packages, notes)
+        if not (args.engines or args.python or args.requirements or args.files):
+            logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
+            installed = logged or deployment.from_environment(packages)
+    except deployment.DeploymentError as exc:
+        raise UsageError(str(exc)) from None
+    except deployment.EnvironmentFailed as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    result = audit.audit(data, installed, settings, set(args.ignore))
+    result.notes[:0] = notes
+    sys.stdout.write(audit.render(args.format, data, result, args.site_url))
+    return EXIT_FINDINGS if audit.failing(result, args.fail_on) else EXIT_OK

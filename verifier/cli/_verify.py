@@ -1,0 +1,119 @@
+"""The commands that verify checks: `check` (one release; lint; mutants for a pull request), `verify` (every
+release, into the ledger) and `mutate`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .. import kb as kb_module, report, run
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from ..model import CHANGED, MISSING
+from ..progress import Progress
+from ..verify import selected_checks
+from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _exit_code, _kb, _load,
+                      _load_clean, _make_source, _source_locations, _sources)
+
+
+def run_check(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    names = args.entries
+    if args.changed_since:
+        from ..changes import ChangesError, entries_to_check
+
+        if args.entries:
+            raise UsageError("give entries or --changed-since, not both")
+        try:
+            files = entries_to_check(kb, args.changed_since)
+        except ChangesError as exc:
+            raise UsageError(str(exc)) from None
+        if files == []:
+            sys.stdout.write(report.render(args.format, [], [], ["no entry changed"], 0))
+            return EXIT_OK
+        names = [str(f) for f in files] if files is not None else []
+    loaded, diagnostics, entries = _load(kb, names)
+    pairs = list(selected_checks(entries, args.engine))
+    results, notes = [], []
+    if not args.offline:
+        engines_needed = {check.engine for _, check in pairs}
+        progress = Progress()
+        # With no --source, every engine is read from the package index; with some, only those engines.
+        sources = _sources(kb, args.source, args.engine, engines_needed,
+                           default=None if args.source else "pypi", progress=progress)
+        try:
+            results, notes = run.check_engines(sorted(engines_needed), sources, pairs, args.release, progress)
+        except run.ReleaseNotFound as exc:
+            raise UsageError(str(exc)) from None
+    reports = []
+    if args.changed_since and not args.offline and not args.no_mutate and entries and not diagnostics:
+        # A pull request: do its checks pin their claims? A surviving mutant is a warning, a reformat that
+        # changes a verdict an error (a matcher bug).
+        reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.mutate_seconds)
+    if args.format == "json" and reports:
+        records = json.loads(report.render("json", diagnostics, results, notes, len(loaded)))
+        records += json.loads(report.mutate_report("json", kb, reports))
+        sys.stdout.write(json.dumps(records, indent=2) + "\n")
+    else:
+        sys.stdout.write(report.render(args.format, diagnostics, results, notes, len(loaded)))
+        if reports and args.format != "junit":
+            sys.stdout.write(report.mutate_report("github" if args.format == "github" else "text", kb, reports))
+    flipped = any(r.neutral_flips for r in reports)
+    return _exit_code(diagnostics, results,
+                      flipped or any(r.verdict.status in (CHANGED, MISSING) for r in results))
+
+
+def run_verify(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    loaded, diagnostics, entries = _load_clean(kb, args.entries)
+    pairs = list(selected_checks(entries, args.engine))
+    engines = [args.engine] if args.engine else sorted({c.engine for _, c in pairs})
+    ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
+    progress = Progress()
+    locations = _source_locations(kb, args.source, args.engine, set(engines), default="pypi")
+    sources = {name: _make_source(kb, name, location, progress) for name, location in locations.items()}
+    labels = {name: location.partition(":")[0] for name, location in locations.items()}
+    try:
+        verified = run.verify_engines(engines, sources, labels, pairs, entries, ledger,
+                                      oldest={name: kb.engines[name].oldest for name in engines},
+                                      versions=args.release, since=args.since, new=args.new, prune=not args.entries,
+                                      wait=args.wait, progress=progress)
+    except LookupError as exc:
+        raise UsageError(str(exc)) from None
+    except LedgerError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    results = [r for done in verified.runs for r in done.results]
+
+    def rendered(form: str) -> str:
+        return report.render_run(form, kb, verified.runs, verified.changes, diagnostics, verified.notes, len(loaded),
+                                 args.site_url, verified.problems)
+
+    sys.stdout.write(rendered(args.format))
+    if args.report:
+        Path(args.report).write_text(rendered("markdown"), encoding="utf-8")
+    failed_engines = any(n.startswith("error:") for n in verified.notes)
+    code = _exit_code(diagnostics, results, bool(verified.changes) or bool(verified.problems))
+    return EXIT_ERROR if code == EXIT_OK and failed_engines else code
+
+
+def run_mutate(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    loaded, diagnostics, entries = _load_clean(kb, args.entries)
+    reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.seconds)
+    sys.stdout.write(report.mutate_report(args.format, kb, reports))
+    return EXIT_FINDINGS if any(r.neutral_flips for r in reports) else EXIT_OK
+
+
+def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version: str, seconds: float) -> list:
+    """`gotchas mutate` over entries: one report per entry and engine (used by `check --changed-since` too)."""
+    engines = sorted({c.engine for e in entries for c in e.checks if engine is None or c.engine == engine})
+    progress = Progress()
+    sources = _sources(kb, specs, engine, set(engines), default="pypi", progress=progress)
+    try:
+        return run.mutate_entries(entries, engines, sources, version, seconds, progress)
+    except run.ReleaseNotFound as exc:
+        raise UsageError(str(exc)) from None
