@@ -278,7 +278,7 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
         return distinctive or path == template.path or (symbol or "").rsplit(".", 1)[-1] == last_name
 
     places: list[tuple[str, str | None, str]] = [(template.path, template.scope, "")]  # (path, in, how)
-    if newer is not None and hasattr(walker.source, "renamed_from"):
+    if newer is not None:
         try:
             old = walker.source.renamed_from(template.path, release, newer)
         except SourceUnavailable:

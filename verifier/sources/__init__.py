@@ -92,6 +92,11 @@ class Source:
     def open(self, release: Release) -> Snapshot:
         raise NotImplementedError
 
+    def renamed_from(self, path: str, older: Release, newer: Release) -> str | None:
+        """The path that the file at `path` in `newer` had in `older`, when history says it was renamed (a
+        source that has history: git); None when not, or when the source cannot tell."""
+        return None
+
     def batch(self) -> contextlib.AbstractContextManager:
         """A context in which successive snapshots may share what the source keeps open (git's processes)."""
         return contextlib.nullcontext()
