@@ -19,15 +19,9 @@ Each token keeps the offsets of what it stands for in the original text, so
 that a match still has its lines. `ends` records, for each token index, where
 each expression starting there ends: a fragment's `$NAME` binds one of them.
 
-Fragments: `$NAME` and `$$$` are put in the code as placeholder names, and
-the fragment is parsed; when it parses without errors it is laid out the same
-way (a *structural* fragment: `$NAME` binds an expression, `$$$` a run of
-arguments, elements or statements). A fragment that is not Python as written
-(`] = False`, `and self.flag`) is tokenized as before, with its strings and
-numbers by value and trailing commas left out, and compared with the scope's
-tokens without the marks; there `$NAME` binds one token.
-
-`_parens` says which parentheses group something.
+A fragment is laid out by the same walk (`_fragment_tokens`), its `$NAME`
+and `$$$` written as the placeholder names below; which parentheses group
+something is `_parens`'s.
 """
 
 from __future__ import annotations
@@ -42,7 +36,7 @@ import tree_sitter
 
 from . import _python
 from ._parens import EXPRESSIONS, _needs_parens
-from ._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token, tokenize
+from ._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token
 
 MARK = "mark"
 NL, INDENT, DEDENT = "⏎", "⇥", "⇤"
@@ -55,7 +49,6 @@ RUNS = (ELLIPSIS_META, ITEMS_RUN, STATEMENTS_RUN)
 
 _META_PREFIX = "__gotchas_meta_"
 _RUN_NAME = "__gotchas_run__"
-_META_SOURCE = re.compile(r"\$\$\$|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 #: Items separated by commas, each container's brackets (None: none), and whether keyword arguments are
 #: sorted in it. Their trailing commas are left out.
@@ -66,7 +59,6 @@ _ITEM_LISTS = {
 }
 _SKIP = frozenset({"comment", "line_continuation"})
 _STATEMENT_PARENTS = frozenset({"module", "block"})
-
 #: Where a bare tuple reads as the tuple (`return a, b`, `x = a, b`, `for a, b in z`, `d[a, b]`).
 _BARE_TUPLE = frozenset({"expression_statement", "assignment", "augmented_assignment", "return_statement",
                          "for_statement", "subscript", "yield", "parenthesized_expression"})
@@ -319,7 +311,7 @@ def number_key(text: str) -> str:
     return repr(value) if isinstance(value, (int, float, complex)) and not isinstance(value, bool) else text
 
 
-# --- scopes and fragments ----------------------------------------------------------------------------------
+# --- scopes ---------------------------------------------------------------------------------------------------
 
 def scope_stream(root: tree_sitter.Node, start: int, end: int, char=None) -> Stream:
     """The canonical tokens of the code between two byte offsets of a parsed file: every node wholly inside
@@ -363,124 +355,3 @@ def _emit_range(emitter: _Emitter, node: tree_sitter.Node, start: int, end: int)
             continue  # a `;` between statements
         _emit_range(emitter, child, start, end)
 
-
-@dataclass(frozen=True)
-class CanonicalFragment:
-    tokens: tuple[Token, ...]
-    structural: bool  # parsed as Python: compared with the marks, `$NAME` binding an expression
-
-
-def fragment_tokens(code: str) -> CanonicalFragment:
-    """A `contains`/`absent`/`after` fragment in the canonical layout (see the module's docstring)."""
-    placed = _dedent(_META_SOURCE.sub(lambda m: _RUN_NAME if m.group(1) is None else _META_PREFIX + m.group(1),
-                                      code))
-    if placed.strip():
-        tokens = _parsed(placed)
-        if tokens is None:
-            tokens = _header(placed)
-        if tokens:
-            return CanonicalFragment(tuple(tokens), True)
-    return CanonicalFragment(tuple(_plain(code)), False)
-
-
-def _parsed(text: str) -> list[Token] | None:
-    tree = _python.parse(text.encode("utf-8"))
-    return None if tree.root_node.has_error else _structural(tree.root_node, text)
-
-
-#: The header of a compound statement written without its colon (`if x is None`), as authors often write an
-#: `after` fragment: how to complete it into Python (before, after), and where its own tokens begin.
-_HEADERS = {"if": ("", ""), "while": ("", ""), "for": ("", ""), "with": ("", ""), "def": ("", ""),
-            "class": ("", ""), "async": ("", ""), "elif": ("if True:\n    pass\n", ""),
-            "else": ("if True:\n    pass\n", ""), "except": ("try:\n    pass\n", ""),
-            "finally": ("try:\n    pass\n", "")}
-
-
-def _header(text: str) -> list[Token] | None:
-    """A clause that only parses after another (`elif x:`, `except E:` with their bodies), or a compound
-    statement's header without its colon and body (`if a and b`): laid out as such, without what was added
-    to parse it. A header without its colon still matches the start of a longer condition, as its tokens did."""
-    first = re.match(r"\s*([A-Za-z_]*)", text).group(1)
-    if first not in _HEADERS:
-        return None
-    before, _ = _HEADERS[first]
-    alone = "\n" not in text.strip()
-    colon = text.rstrip().endswith(":")
-    if alone:  # a header alone, with or without its colon: a body is added to parse it, then left out
-        tokens = _parsed(f"{before}{text.rstrip()}{'' if colon else ':'}\n    {_RUN_NAME}\n")
-    else:
-        tokens = _parsed(f"{before}{text}\n")
-    if tokens is None:
-        return None
-    start = next((i for i, t in enumerate(tokens) if t.text == first and i >= (1 if before else 0)
-                  and (not before or tokens[i - 1].kind == MARK)), None)
-    if start is None:
-        return None
-    if alone:
-        if len(tokens) < start + 3 or [t.text for t in tokens[-3:]] != [":", INDENT, "$$$"]:
-            return None
-        return tokens[start:-2 if colon else -3]  # without the body added to parse it (and the colon, if added)
-    return tokens[start:]
-
-
-def _dedent(code: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(code).strip("\n")
-
-
-def _structural(root: tree_sitter.Node, text: str) -> list[Token]:
-    statements = [c for c in root.named_children if c.type not in _SKIP]
-    emitter = _Emitter(_char_of(text), fragment=True)
-    if len(statements) == 1 and statements[0].type == "expression_statement" and not _is_run(statements[0]):
-        expression = statements[0]
-        only = [c for c in expression.named_children if c.type not in _SKIP]
-        if len(only) == 1:
-            emitter.node(only[0], expression, 0)  # one expression: it may stand anywhere, as before
-        else:
-            emitter.node(expression, root)
-    else:
-        emitter.block(root, indent=False)
-    tokens = emitter.out
-    while tokens and tokens[-1].kind == MARK:  # a fragment ends where its code ends: what follows is free
-        tokens.pop()
-    while tokens and tokens[0].kind == MARK:
-        tokens.pop(0)
-    return tokens
-
-
-def _char_of(text: str):
-    encoded = text.encode("utf-8")
-    if len(encoded) == len(text):
-        return None  # ASCII: a byte offset is a character offset
-    return lambda byte: len(encoded[:byte].decode("utf-8", errors="ignore"))
-
-
-def _plain(code: str) -> list[Token]:
-    """A fragment that is not Python, tokenized as before: strings and numbers by value, and no trailing commas."""
-    tokens = tokenize(code, fragment=True)
-    out: list[Token] = []
-    for i, token in enumerate(tokens):
-        if token.kind == STRING:
-            token = token._replace(text=_string_token_key(token.text))
-        elif token.kind == NUMBER:
-            token = token._replace(text=number_key(token.text))
-        elif token.text == "," and _closes(tokens, i + 1):
-            continue  # a trailing comma (`f(a,)`, or `f(a, $$$)` written for one): the scope has none
-        out.append(token)
-    return out
-
-
-def _closes(tokens: list[Token], i: int) -> bool:
-    """Whether tokens[i:] starts with a closing bracket, or with `$$$` and then one."""
-    if i < len(tokens) and tokens[i].kind == ELLIPSIS_META:
-        i += 1
-    return i < len(tokens) and tokens[i].text in (")", "]", "}")
-
-
-def _string_token_key(text: str) -> str:
-    tree = _python.parse(text.encode("utf-8"))
-    node = tree.root_node
-    while node.named_child_count and node.type not in ("string", "concatenated_string"):
-        node = node.named_children[0]
-    return string_key(node) if node.type in ("string", "concatenated_string") else text

@@ -1,0 +1,156 @@
+"""Finding a fragment in a file: in a Python file, its tokens among those of the scope's code in the canonical
+layout, laid out only around the places where the fragment's rarest name is written; in any other file, its
+text with whitespace folded."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from functools import cached_property
+
+from . import _canonical, _fragments, _python
+from ._file import _WS, Scope, Span, _File
+from ._fragment_tokens import Fragment
+
+
+class _Search(_File):
+    """`find`, and the token streams and regions it reads, each made once per file."""
+
+    def stream(self, scope: Scope, structural: bool = True) -> _canonical.Stream:
+        """The scope's code in the canonical layout (or, for fragments that are not Python, as written but
+        for literals and trailing commas), made once per scope."""
+        key = (scope.start, scope.end, structural)
+        found = self._streams.get(key)
+        if found is None:
+            make = _canonical.scope_stream if structural else _canonical.plain_stream
+            found = self._streams[key] = make(self.root, self.byte(scope.start), self.byte(scope.end),
+                                              None if self._ascii else self.char)
+        return found
+
+    @cached_property
+    def _streams(self) -> dict[tuple[int, int, bool], _canonical.Stream]:
+        return {}
+
+    def find(self, fragment: Fragment, scope: Scope) -> list[Span]:
+        """Every occurrence of the fragment in the scope, in order of start."""
+        if not self.is_python:
+            return self._find_text(fragment, scope)
+        spans: set[Span] = set()
+        for region in self._regions(fragment, scope):
+            stream = self.stream(region, fragment.structural)
+            tokens, index = stream.tokens, stream.index
+            ends = stream.ends if fragment.structural else None
+            for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends):
+                if end > start:  # an empty match only comes from a fragment of bare `$$$`
+                    last = end - 1
+                    while last > start and tokens[last].kind == _canonical.MARK:
+                        last -= 1  # a run may end with marks: the match ends with its code
+                    spans.add(Span(tokens[start].start, tokens[last].end))
+        return sorted(spans, key=lambda s: (s.start, s.end))
+
+    def _regions(self, fragment: Fragment, scope: Scope) -> list[Scope]:
+        """Where in the scope the fragment can match: the scope, or, for a structural fragment that names
+        something, just the code around each place where that name is written.
+
+        Laying out a whole scope costs a walk of its tree; most fragments name something rare (the longest
+        name they have), and every match holds it. A match of a fragment without statement marks lies within
+        one statement, which must hold that name: only those statements are laid out. A fragment of
+        statements (`if ...:` and its body, two statements in a row) matches a run of statements of one
+        block: if the name is first written in its `index`-th statement, `depth` blocks deep, the statement
+        that holds it in the code is that many blocks under the run's, and only the run is laid out (its
+        whole block, where the fragment has a run of statements `$$$` that may stand for any number).
+        """
+        names = [t.text for t in fragment.tokens if t.kind == "name"] if fragment.structural else []
+        if not names:
+            return [scope]
+        rarest = max(names, key=len)
+        shape = _statement_shape(fragment.tokens, rarest)
+        key = (rarest, shape, scope)
+        found = self._region_memo.get(key)
+        if found is None:  # checks and searches for other fragments with the same longest name ask it again
+            found = self._region_memo[key] = self._regions_of(rarest, shape, scope)
+        return found
+
+    @cached_property
+    def _region_memo(self) -> dict:
+        return {}
+
+    def _regions_of(self, rarest: str, shape: tuple[int, int, int | None] | None, scope: Scope) -> list[Scope]:
+        regions: dict[tuple[int, int], Scope] = {}
+        for m in re.compile(r"\b" + re.escape(rarest) + r"\b").finditer(self.text, scope.start, scope.end):
+            statement = _python.statement_at(self.root, self.byte(m.start()))
+            if statement is not None and statement.type == "comment":
+                continue  # the name in a comment of its own line: no code there, and no statement to run from
+            if statement is not None and shape is not None:
+                statement = _python.enclosing_statement(statement, shape[0])
+            if statement is None:
+                return [scope]  # not inside a statement of a block (a decorator, a class's bases...): all of it
+            if shape is None:
+                first = last = statement
+            else:
+                run = _python.statement_run(statement, shape[1], shape[2])
+                if run is None:
+                    continue  # the fragment's statements would reach outside the block: no match here
+                first, last = run
+            a, b = self.char(first.start_byte), self.char(last.end_byte)
+            if a < scope.start or b > scope.end:
+                return [scope]  # the statements are larger than the scope (an assignment's scope, say)
+            regions[(a, b)] = Scope(a, b, scope.symbol)
+        return list(regions.values())
+
+    # --- text (files that are not Python) --------------------------------------
+
+    @cached_property
+    def _folded(self) -> tuple[str, list[int]]:
+        """The text with runs of whitespace folded to one space, and each folded char's offset."""
+        out, offsets = [], []
+        last = 0
+        for m in _WS.finditer(self.text):
+            out.append(self.text[last:m.start()])
+            offsets.extend(range(last, m.start()))
+            out.append(" ")
+            offsets.append(m.start())
+            last = m.end()
+        out.append(self.text[last:])
+        offsets.extend(range(last, len(self.text)))
+        offsets.append(len(self.text))
+        return "".join(out), offsets
+
+    def _find_text(self, fragment: Fragment, scope: Scope) -> list[Span]:
+        folded, offsets = self._folded
+        needle = fragment.folded
+        if not needle:
+            return []
+        lo = bisect.bisect_left(offsets, scope.start)
+        hi = bisect.bisect_left(offsets, scope.end)
+        spans = []
+        at = folded.find(needle, lo, hi)
+        while at != -1:
+            end_index = at + len(needle)
+            spans.append(Span(offsets[at], offsets[end_index - 1] + 1))
+            at = folded.find(needle, at + 1, hi)
+        return spans
+
+
+def _statement_shape(tokens: tuple, name: str) -> tuple[int, int, int | None] | None:
+    """For a fragment of statements (one with marks): where `name` is first written in it, as (how many blocks
+    deep, in which of its top-level statements), and how many top-level statements it has (None: a `$$$` among
+    them stands for any number). None for a fragment without marks (it matches within one statement)."""
+    if not any(t.kind == _canonical.MARK for t in tokens):
+        return None
+    depth, statements, found, runs = 0, 0, None, False
+    for token in tokens:
+        if found is None and token.text == name and token.kind == "name":
+            found = (depth, statements)
+        if token.kind == _canonical.MARK:
+            if token.text == _canonical.INDENT:
+                depth += 1
+            elif token.text == _canonical.DEDENT:
+                depth -= 1
+            elif token.text == _canonical.NL and depth == 0:
+                statements += 1
+        elif (token.kind == _canonical.STATEMENTS_RUN or token.text == "@") and depth == 0:
+            runs = True  # a run of statements, or a decorator (its NL mark does not end a statement)
+    if found is None:
+        return None
+    return found[0], found[1], None if runs else statements + 1  # the last statement has no NL of its own
