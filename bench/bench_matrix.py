@@ -30,10 +30,11 @@ Issue: *Performance: measured against the alternatives, close to the floor.* Fiv
               area of the verifier and the functions with the most own time.
 
 Nothing is downloaded but the one timed download of part 2 (`--no-download` skips it). Every
-child runs with its own GOTCHAS_CACHE_DIR in a temporary folder, whose `archives` is a symbolic
-link to the user cache's (read, never written: whole-file downloads are refused in the children),
-and whose `members` is a copy of the user cache's member store made of hard links (a write of the
-store replaces a file by rename, so the user cache is never changed). Each run is a fresh Python
+child runs with its own GOTCHAS_CACHE_DIR in a temporary folder, whose `archives` and `members` are
+copies of the user cache's made of hard links (the caches write a file by rename, so the user cache
+is never changed). What a run did is counted by the verifier itself (`verifier.stats`: releases,
+evaluations, archive passes, downloads...), read after the run: nothing in the verifier is wrapped or
+replaced, and a timed run that downloaded an archive is refused. Each run is a fresh Python
 process, started after `sync`; runs shorter than `--long` seconds are repeated (`--runs`, median
 reported). The naive variant runs last, since the gigabytes it unpacks slow what follows it.
 
@@ -111,54 +112,16 @@ def _load_pairs(kb_root: str, engine: str):
     return kb, list(selected_checks(entries, engine))
 
 
-class _Counters:
-    """Counts what a `gotchas` run does, by wrapping module functions (the wrappers cost microseconds)."""
-
-    def __init__(self) -> None:
-        from verifier import evaluate, helper, locate, verify
-        from verifier.sources import _readers, _store
-
-        self.counts = {"releases": 0, "evaluations": 0, "relocation_passes": 0, "relocation_hints": 0,
-                       "archive_passes": 0, "store_misses": 0, "helper_evaluations": 0}
-
-        def counting(module, name, key, check=None):
-            shipped = getattr(module, name)
-
-            def wrapper(*args, **kwargs):
-                result = shipped(*args, **kwargs)
-                if check is None or check(result):
-                    self.counts[key] += 1
-                return result
-            setattr(module, name, wrapper)
-
-        counting(verify, "verify_release", "releases")
-        counting(evaluate, "evaluate_source", "evaluations")  # by `evaluate` and relocation hints
-        counting(verify, "evaluate_source", "evaluations")  # by a release's files evaluated in this process
-        shipped_close = helper.Helper.close
-
-        def close(helper_self):  # and those the helper process evaluated
-            self.counts["evaluations"] += helper_self.checks_evaluated
-            self.counts["helper_evaluations"] += helper_self.checks_evaluated
-            helper_self.checks_evaluated = 0
-            shipped_close(helper_self)
-        helper.Helper.close = close
-        counting(locate, "read_python_files", "relocation_passes")
-        counting(locate, "relocation_hint", "relocation_hints")
-        counting(_readers, "read_tar_members", "archive_passes")  # where the PyPI source calls it since the split
-        counting(_store.MemberStore, "locate", "store_misses", check=lambda found: found is None)
-
-
 def child_cli(spec: dict) -> dict:
-    """One `gotchas` command, in-process after the imports, with counters; its stdout is dropped."""
-    from verifier import cli
-    from verifier.sources import _http
+    """One `gotchas` command, in-process after the imports, with what it did (`verifier.stats`); its stdout is
+    dropped. A run that downloaded an archive whole (the cache folder's `archives` is a tree of hard links to
+    the user cache's, so a download never changes the user cache) is refused by the parent (`_counted`)."""
+    from verifier import cli, stats
 
-    if not spec.get("allow_download"):
-        _http.HttpClient.download = _NoDownloads.download
-    counters = _Counters()
     os.chdir(spec["cwd"])
     profiler = _profiler(spec)
     out = io.StringIO()
+    stats.counts.clear()
     start = time.perf_counter()
     if profiler:
         profiler.enable()
@@ -167,10 +130,19 @@ def child_cli(spec: dict) -> dict:
     if profiler:
         profiler.disable()
     seconds = time.perf_counter() - start
-    result = {"seconds": seconds, "exit": code, "counts": counters.counts, "last_line": out.getvalue().strip()[-300:]}
+    counts = {key: stats.counts[key] for key in COUNTS}
+    if counts["downloads"] and not spec.get("allow_download"):
+        raise SystemExit(f"the run downloaded {counts['downloads']} archive(s): the benchmark measures none; "
+                         "run `gotchas verify --engine vllm` once to fill the archive cache")
+    result = {"seconds": seconds, "exit": code, "counts": counts, "last_line": out.getvalue().strip()[-300:]}
     if profiler:
         result["profile"] = _profile_summary(profiler, seconds)
     return result
+
+
+#: What a child run reports of `verifier.stats`.
+COUNTS = ("releases", "evaluations", "helper_evaluations", "relocation_passes", "relocation_hints", "archive_passes",
+          "store_misses", "downloads")
 
 
 def child_floor(spec: dict) -> dict:
@@ -280,7 +252,7 @@ def _profiler(spec: dict):
 
 
 #: Areas of a `gotchas verify` run that do not call one another: (label, (file suffix, function), ...).
-#: "reading files for checks" is `evaluate()` minus what it calls of the others.
+#: "reading files for checks" is `Reader.known` minus what it calls of the others.
 AREAS = [
     ("evaluating checks (evaluate.evaluate_source)", [("verifier/evaluate.py", "evaluate_source")]),
     ("verdict cache lookups and writes (verdicts.VerdictCache.get/put)",
@@ -291,13 +263,14 @@ AREAS = [
      [("verifier/sources/pypi.py", "files", ("verifier/verify.py", "verify_release"))]),
     ("evidence excerpts at the newest release (verify._excerpts)", [("verifier/verify.py", "_excerpts")]),
     ("ledger: record + write (ledger.EngineLedger.record, Ledger.save/save_evidence)",
-     [("verifier/ledger.py", "record"), ("verifier/ledger.py", "save"), ("verifier/ledger.py", "save_evidence")]),
-    ("loading + linting entries (cli._load)", [("verifier/cli.py", "_load")]),
+     [("verifier/_ledger_records.py", "record"), ("verifier/ledger.py", "save"),
+      ("verifier/ledger.py", "save_evidence")]),
+    ("loading + linting entries (cli._load)", [("verifier/cli/_common.py", "_load")]),
     ("index URL and CA bundle from pip's configuration (pip_config.configured_index_url/configured_cert)",
      [("verifier/sources/pip_config.py", "configured_index_url"), ("verifier/sources/pip_config.py", "configured_cert")]),
     ("listing releases (source.releases)", [("verifier/sources/pypi.py", "releases"), ("verifier/sources/git.py", "releases")]),
     ("report of the run (report.render_run, history.new_status_changes)",
-     [("verifier/report.py", "render_run"), ("verifier/history.py", "new_status_changes")]),
+     [("verifier/report/_run.py", "render_run"), ("verifier/history.py", "new_status_changes")]),
 ]
 
 
@@ -323,10 +296,10 @@ def _profile_summary(profiler, seconds: float) -> dict:
     areas = []
     for label, keys in AREAS:
         areas.append([label, sum(cumulative(*key) for key in keys)])
-    inner = (cumulative("verifier/evaluate.py", "evaluate_source") + cumulative("verifier/verdicts.py", "get")
-             + cumulative("verifier/verdicts.py", "put"))
-    areas.append(["reading files for checks: snapshot.read, sha256 (evaluate.evaluate, rest)",
-                  max(0.0, cumulative("verifier/evaluate.py", "evaluate") - inner)])
+    known = ("verifier/reading.py", "known")
+    inner = cumulative("verifier/verdicts.py", "get", known) + cumulative("verifier/reading.py", "_evaluate", known)
+    areas.append(["reading files for checks: snapshot.read, sha256 (reading.Reader.known, rest)",
+                  max(0.0, cumulative(*known) - inner)])
     areas.append(["everything else", max(0.0, total - sum(a[1] for a in areas))])
     own = sorted(((v[2], v[3], v[1], f, fn) for (f, _, fn), v in table.items()), reverse=True)[:15]
     top = [[_short(f), fn, calls, tt, ct] for tt, ct, calls, f, fn in own]
@@ -450,7 +423,7 @@ def _link_tree(source: Path, target: Path) -> None:
 
 def _cache_folder(folder: Path, shared_archives: Path, members: Path | None = None) -> Path:
     folder.mkdir(parents=True)
-    (folder / "archives").symlink_to(shared_archives, target_is_directory=True)
+    _link_tree(shared_archives, folder / "archives")  # a download would add to this copy, not to the user cache
     if members is not None and members.is_dir():
         _link_tree(members, folder / "members")
     return folder
@@ -1238,9 +1211,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _benchmark(args, work, shared, parts)
     finally:
-        for link in work.glob("cache-*/archives"):
-            if link.is_symlink():
-                link.unlink()
         if args.keep:
             print(f"\n(kept {work})", file=sys.stderr)
         else:
@@ -1271,7 +1241,7 @@ def _benchmark(args, work: Path, shared: Path, parts: set[str]) -> int:
             caches["new"] = _cache_folder(work / "cache-new", shared / "archives", caches["warm"] / "members")
             # Archives of its own, empty: the run downloads the new sdist (the shared cache is not touched).
             caches["download"] = _cache_folder(work / "cache-download", shared / "archives", caches["warm"] / "members")
-            (caches["download"] / "archives").unlink()
+            shutil.rmtree(caches["download"] / "archives")
             (caches["download"] / "archives").mkdir()
         say(f"plan: {plan.checks} checks, {len(plan.releases)} releases; caches ready after "
             f"{time.perf_counter() - start:.1f} s")

@@ -159,3 +159,19 @@ def test_the_cache_key_follows_the_matching_code(tmp_path, monkeypatch):
     same = verdicts._semantics()
     (copy / "code" / "_fragments.py").write_text((copy / "code" / "_fragments.py").read_text() + "\n# edited\n")
     assert same == verdicts.SEMANTICS and verdicts._semantics() != same
+
+
+def test_a_known_verdict_costs_no_evaluation_and_the_count_says_so(tmp_path):
+    """`verifier.stats` counts each evaluation once, where it happens (what the benchmarks read): a verdict the
+    cache knows is not evaluated again, and a content it does not know is."""
+    from verifier import stats
+
+    cache = VerdictCache(tmp_path / "v.sqlite3")
+    stats.counts.clear()
+    evaluate(CHECK, Snapshot(SOURCE), FileCache(), cache)
+    assert stats.counts["evaluations"] == 1
+    evaluate(CHECK, Snapshot(SOURCE), FileCache(), cache)
+    assert stats.counts["evaluations"] == 1
+    evaluate(CHECK, Snapshot(SOURCE.replace(b"= 0", b"= 1")), FileCache(), cache)
+    assert stats.counts["evaluations"] == 2
+    cache.close()

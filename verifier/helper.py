@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_for
 
+from . import stats
 from .model import Form, Verdict
 
 #: Files a run evaluates itself before it starts the pool: small runs never pay for a process.
@@ -180,6 +181,8 @@ class Helper:
         if verdicts is not None:
             self.evaluated += 1
             self.checks_evaluated += len(verdicts)
+            stats.count("evaluations", len(verdicts))
+            stats.count("helper_evaluations", len(verdicts))
             if budget is not None and isinstance(extra, list):  # the seconds each form took, in the worker
                 for form, seconds in zip(forms, extra):  # type: ignore[arg-type]
                     budget.charge(form, seconds)  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import code
+from . import code, stats
 from .code._tokens import NAME
 from .matchers import REGISTRY
 from .reading import FileCache
@@ -43,6 +43,7 @@ def python_paths(snapshot: Snapshot) -> list[str]:
 
 def read_python_files(snapshot: Snapshot) -> dict[str, bytes]:
     """Every Python file of the release, by path (one pass over an archive)."""
+    stats.count("relocation_passes")
     return _read_all(snapshot, python_paths(snapshot))
 
 
@@ -202,6 +203,7 @@ def relocation_hint(form, snapshot, files=None, cache: FileCache | None = None, 
 
     `cache`, shared by the hints of one release, spares parsing a candidate file again for each.
     """
+    stats.count("relocation_hints")
     places = relocation_places(form, snapshot, files, cache, searches)
     if not places:
         return None

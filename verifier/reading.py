@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from . import code
+from . import code, stats
 from .evaluate import evaluate_source
 from .model import ERROR, MISSING, Check, Form, Verdict, check_verdict
 from .sources import Snapshot, SourceUnavailable
@@ -141,6 +141,7 @@ class Reader:
         verdicts = []
         for form in forms:
             verdict = evaluate_source(form, source)
+            stats.count("evaluations")
             self.record(form, verdict)
             verdicts.append(verdict)
         return verdicts

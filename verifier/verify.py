@@ -6,7 +6,7 @@ import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from . import __version__, locate
+from . import __version__, locate, stats
 from .evaluate import BUDGET_SPENT
 from .helper import Helper
 from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
@@ -180,6 +180,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     `helper` (a Helper, kept by the caller for the run) evaluates some of the files
     in worker processes while this one evaluates the others.
     """
+    stats.count("releases")
     cache = cache or FileCache()
     try:
         snapshot = source.open(release)

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Callable, Collection, Iterator
 from typing import BinaryIO
 
+from .. import stats
 from . import MAX_FILE_BYTES
 from ._members import (
     MAX_MEMBERS,
@@ -85,6 +86,7 @@ def read_tar_members(raw: BinaryIO, wanted: Collection[str], *, max_total: int =
     check (and before a later member of the same name could replace it): a caller that acts on
     it early must wait for the result, and discard what it did if this raises.
     """
+    stats.count("archive_passes")
     pieces = _ahead(_gunzip(raw, max_total))
     stream = _TarStream(pieces)
     names: set[str] = set()

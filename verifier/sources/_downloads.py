@@ -11,6 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .. import stats
 from ..cache import cache_dir
 from . import SourceUnavailable
 from ._http import HttpClient, Progress
@@ -45,6 +46,7 @@ def local_copy(archive: ArchiveFile, http: HttpClient, progress: Progress | None
     try:
         if growing is not None:
             growing.follow(partial)
+        stats.count("downloads")
         digest = http.download(archive.url, partial, what=archive.filename, size=archive.size,
                                limit=MAX_ARCHIVE_BYTES, progress=progress,
                                on_write=growing.wrote if growing is not None else None)

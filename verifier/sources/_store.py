@@ -24,6 +24,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import stats
 from ..cache import cache_dir
 from ._archive import Members
 
@@ -78,6 +79,7 @@ class MemberStore:
         or None when some wanted member is not in the store."""
         manifest = self.manifest(archive_sha)
         if manifest.names is None:
+            stats.count("store_misses")
             return None
         digests, refused = {}, {}
         for path in wanted:
@@ -88,6 +90,7 @@ class MemberStore:
                 continue
             sha = manifest.members.get(path)
             if not sha or not self._blob_path(sha).is_file():
+                stats.count("store_misses")
                 return None
             digests[path] = sha
         return manifest.names, digests, refused
