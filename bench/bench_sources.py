@@ -54,8 +54,8 @@ from verifier.entries import load_entry  # noqa: E402
 from verifier.evaluate import evaluate_source  # noqa: E402
 from verifier.ledger import Ledger, version_key  # noqa: E402
 from verifier.model import Check, Entry  # noqa: E402
-from verifier.sources import SourceUnavailable, _downloads, _readers, pypi  # noqa: E402
-from verifier.sources._archive import matches_record, read_tar_members  # noqa: E402
+from verifier.sources import SourceUnavailable, _downloads, pypi  # noqa: E402
+from verifier.sources._archive import matches_record, parse_record, read_tar_members, record_path  # noqa: E402
 from verifier.sources._zip import ZipReader  # noqa: E402
 from verifier.sources._http import HttpClient  # noqa: E402
 from verifier.sources._store import MemberStore  # noqa: E402
@@ -112,14 +112,14 @@ def load_pairs(plan: Plan, extra_check: bool = False) -> list:
 
 def pypi_source(plan: Plan, stored: bool) -> pypi.PyPISource:
     kb = kb_module.load(plan.kb_root)
-    source = pypi.PyPISource(kb.engines[plan.engine], http=_NoDownloads(), member_store=stored)
-    source._files = plan.index_files
+    source = pypi.PyPISource(kb.engines[plan.engine], http=_NoDownloads(), member_store=stored,
+                             listing=plan.index_files)
     return source
 
 
 def timed_verify(source, pairs, plan: Plan, verdict_db: Path, ledger_dir: Path):
     """One `gotchas verify --since` run of one engine, as a fresh process would do it: (seconds, EngineRun)."""
-    _downloads._VERIFIED.clear()  # a new process checks each cached archive's sha256 once
+    _downloads.forget_verified()  # a new process checks each cached archive's sha256 once
     verdicts = VerdictCache(verdict_db)
     start = time.perf_counter()
     run = verify_engine(plan.engine, source, pairs, Ledger(ledger_dir), since=plan.since, verdicts=verdicts)
@@ -182,36 +182,28 @@ def _sdist_files(archive, http, wanted: _MirroredFiles) -> dict[str, bytes]:
 
 
 def _wheel_files(archive, http, wanted: _MirroredFiles) -> dict[str, bytes]:
-    """A wheel's wanted members: from the cache when it was downloaded whole, else by range requests,
-    coalesced: its Python files lie together (between the big shared objects), so a handful of
-    requests fetch them all. Each is checked against RECORD's sha256, as the product does."""
+    """A wheel's wanted members: from the cache when it was downloaded whole, else by range requests, one
+    per member (the product reads at most RANGE_READ_MAX_MEMBERS so, and downloads a bigger read; the
+    mirror reads every Python file). Those read by range are checked against RECORD's sha256, as the
+    product does."""
     if _downloads.is_cached(archive):  # downloaded whole already: read it there, as the product would
         with open(_downloads.local_copy(archive, http, None), "rb") as raw:
-            local = ZipReader(_readers._file_range(raw), os.fstat(raw.fileno()).st_size)
+            def read_range(start: int, length: int) -> bytes:
+                raw.seek(start)
+                return raw.read(length)
+
+            local = ZipReader(read_range, os.fstat(raw.fileno()).st_size)
             return local.read_members({p for p in local.paths() if p in wanted}).contents
-    reader = _readers._RemoteWheel(archive, http, None)
-    zip_file = reader._remote_zip()
-    record = reader._manifest(zip_file)
-    names = {p for p in zip_file.paths() if p in wanted}
-    members = sorted((zip_file.member(p) for p in names), key=lambda m: m.header_offset)
-    spans: list[list[int]] = []
-    for m in members:
-        start = m.header_offset
-        end = min(start + 30 + len(m.raw_name) + 1024 + m.compressed_size, zip_file._directory_start)
-        if spans and start - spans[-1][1] <= 1 << 20:
-            spans[-1][1] = max(spans[-1][1], end)
-        else:
-            spans.append([start, end])
-    fetched = [(start, reader._part(start, end - start)) for start, end in spans]
 
-    def read_range(start: int, length: int) -> bytes:
-        for at, data in fetched:
-            if at <= start and start + length <= at + len(data):
-                return data[start - at:start - at + length]
-        return reader._part(start, length)
+    def remote(start: int, length: int) -> bytes:
+        return http.get_range(archive.url, start, length, what=archive.filename).body
 
-    zip_file._read_range = read_range
-    found = zip_file.read_members(names)
+    zip_file = ZipReader(remote, archive.size)
+    manifest = record_path(zip_file.paths())
+    if manifest is None:
+        raise SystemExit(f"{archive.filename}: a wheel without one *.dist-info/RECORD")
+    record = parse_record(zip_file.read_members({manifest}).contents[manifest])
+    found = zip_file.read_members({p for p in zip_file.paths() if p in wanted})
     return {p: c for p, c in found.contents.items() if p in record and matches_record(c, record[p])}
 
 
@@ -338,7 +330,7 @@ def child(mode: str, work: Path, runs: int, long_run: float, profile: bool) -> d
             def one(i):
                 mirror = work / ("mirror.git" if i == 0 else f"mirror-{i}.git")
                 shutil.rmtree(mirror, ignore_errors=True)
-                _downloads._VERIFIED.clear()
+                _downloads.forget_verified()
                 start = time.perf_counter()
                 figures = import_mirror(plan, mirror)
                 seconds = time.perf_counter() - start
@@ -442,7 +434,7 @@ def make_plan(work: Path, engine_key: str, kb_root: Path) -> Plan:
     listed = source.releases()
     say(f"index page of {engine.package}: {time.perf_counter() - start:.2f} s, {len(listed)} releases")
     since = engine.oldest or "0"
-    plan = Plan(engine_key, str(work / "kb"), since, source._index_files(), [])
+    plan = Plan(engine_key, str(work / "kb"), since, source.listing(), [])
     for release in listed:
         if version_key(release.version) < version_key(since):
             continue

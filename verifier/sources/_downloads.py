@@ -142,6 +142,11 @@ class Growing:
             self._changed.notify_all()
 
 
+def forget_verified() -> None:
+    """Check every cached archive's sha256 again when next used, as a new process would (benchmarks)."""
+    _VERIFIED.clear()
+
+
 def intact(path: Path, archive: ArchiveFile) -> bool:
     """Whether a cached copy has the archive's size, and (checked once per process) its sha256."""
     stamp = _stamp(path)

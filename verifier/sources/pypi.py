@@ -59,18 +59,20 @@ class PyPISource(Source):
 
     `progress(done_bytes, total_bytes, label)`, when given, is told how
     downloads go. `http` sets timeouts and retries (tests make them short). `member_store=False` reads
-    every archive afresh, without the store of members read before (for benchmarks).
+    every archive afresh, without the store of members read before, and `listing` (what `listing()` gave)
+    spares reading the index page again (both for benchmarks).
     """
 
     def __init__(self, engine: Engine, index_url: str | None = None, include_prereleases: bool = False,
-                 progress: Progress | None = None, http: HttpClient | None = None, member_store: bool = True) -> None:
+                 progress: Progress | None = None, http: HttpClient | None = None, member_store: bool = True,
+                 listing: dict[Version, list[ArchiveFile]] | None = None) -> None:
         self.engine = engine.key
         self._engine = engine
         self.index_url = (index_url or configured_index_url() or "").rstrip("/")
         self.include_prereleases = include_prereleases
         self.progress = progress
         self._http = http or HttpClient(cafile=configured_cert())
-        self._files: dict[Version, list[ArchiveFile]] | None = None
+        self._files: dict[Version, list[ArchiveFile]] | None = listing
         self._member_store = member_store
 
     def releases(self) -> list[Release]:
@@ -107,6 +109,10 @@ class PyPISource(Source):
         forge = engine.repository.rstrip("/").removesuffix(".git")
         return Release(engine.key, archive.version, date=iso_date(archive.upload_time),
                        identity=f"sha256:{archive.sha256}", url=f"{forge}/tree/{engine.tag(archive.version)}")
+
+    def listing(self) -> dict[Version, list[ArchiveFile]]:
+        """The index's archive files of the package, by version (the index page is read once)."""
+        return self._index_files()
 
     def _index_files(self) -> dict[Version, list[ArchiveFile]]:
         if self._files is None:
