@@ -8,11 +8,12 @@ parses the candidates.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import code, stats
 from .code._tokens import NAME
 from .matchers import REGISTRY
+from .model import CHANGED, MISSING
 from .reading import FileCache
 from .sources import Snapshot, SourceUnavailable
 
@@ -239,3 +240,33 @@ def _scope_for(form, place: Place) -> str | None:
     if form.scope is None:
         return None
     return place.symbol
+
+
+def with_relocations(results: list, snapshot: Snapshot, relocate, parsed: FileCache, searches=None) -> list:
+    """`results` (CheckResults of one release) with the relocation hint of each `changed` or `missing` verdict
+    that `relocate(result)` picks added to its hint: where in this release its code now lives."""
+    wanted = [i for i, r in enumerate(results)
+              if r.verdict.status in (CHANGED, MISSING) and r.verdict.reason != "present" and relocate(r)]
+    if not wanted:
+        return results
+    results = list(results)
+    files: dict[str, bytes] | None = None
+
+    def read() -> dict[str, bytes]:  # every Python file of the release, read only when a search is not cached
+        nonlocal files
+        if files is None:
+            files = read_python_files(snapshot)
+        return files
+
+    for i in wanted:
+        result = results[i]
+        form = result.check.forms[result.form or 0]
+        try:
+            hint = relocation_hint(form, snapshot, read, parsed, searches)
+        except SourceUnavailable:
+            return results
+        if hint:
+            verdict = result.verdict
+            combined = f"{hint}; {verdict.hint}" if verdict.hint else hint
+            results[i] = replace(result, verdict=replace(verdict, hint=combined))
+    return results

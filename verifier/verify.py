@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from . import __version__, locate, stats
 from .evaluate import BUDGET_SPENT
 from .helper import Helper
 from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
-from .model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_bounds
+from .model import ERROR, HOLDS, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_bounds
 from .progress import Progress
 from .reading import FileCache, Reader, Unknown
 from .sources import Source, SourceUnavailable
@@ -223,7 +223,7 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             memo["reused"] = reused
         results = _combine(pairs, layout, found, release)  # type: ignore[arg-type]
         if relocate is not None:
-            results = _with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
+            results = locate.with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
         if evidence is not None:
             evidence.update(_excerpts(results, snapshot))
     finally:
@@ -258,35 +258,6 @@ def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
             "verdict": v.status,
         }
     return found
-
-
-def _with_relocations(results: list[CheckResult], snapshot, relocate, parsed: FileCache,
-                      searches=None) -> list[CheckResult]:
-    wanted = [i for i, r in enumerate(results)
-              if r.verdict.status in (CHANGED, MISSING) and r.verdict.reason != "present" and relocate(r)]
-    if not wanted:
-        return results
-    results = list(results)
-    files: dict[str, bytes] | None = None
-
-    def read() -> dict[str, bytes]:  # every Python file of the release, read only when a search is not cached
-        nonlocal files
-        if files is None:
-            files = locate.read_python_files(snapshot)
-        return files
-
-    for i in wanted:
-        result = results[i]
-        form = result.check.forms[result.form or 0]
-        try:
-            hint = locate.relocation_hint(form, snapshot, read, parsed, searches)
-        except SourceUnavailable:
-            return results
-        if hint:
-            verdict = result.verdict
-            combined = f"{hint}; {verdict.hint}" if verdict.hint else hint
-            results[i] = replace(result, verdict=replace(verdict, hint=combined))
-    return results
 
 
 @dataclass
