@@ -1,6 +1,6 @@
 """Lint: every rule has a stable code; each rule is one small function.
 
-The loader (`entries.py`) reports what keeps a file from being read (G1xx) and
+The loader (`entries`) reports what keeps a file from being read (G1xx) and
 the shape of its fields (G201-G203); the rules below judge the typed entry
 against the KB's vocabularies and FORMAT.md. All of them run offline.
 """

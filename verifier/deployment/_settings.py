@@ -187,16 +187,6 @@ def _split_once(piece: str, separator: str):
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None, None
     return None, None
-    depth = 0
-    for token in tokens:
-        if token.type == tokenize.OP:
-            if token.string in "([{":
-                depth += 1
-            elif token.string in ")]}":
-                depth -= 1
-            elif token.string == separator and depth == 0:
-                return piece[:token.start[1]], piece[token.end[1]:]
-    return None, None
 
 
 def boolean(value: object) -> bool | None:
