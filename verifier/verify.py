@@ -200,10 +200,10 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     try:
         try:
             if not reused:
-                # Checks run on each file as soon as the archive pass has it, while the pass goes on.
-                if helper is not None and snapshot.needs_pass(paths):
-                    helper.expect(len(paths))  # new contents, most likely: the helper starts while the pass reads
-                for path in snapshot.files(paths):
+                # Checks run on each file as soon as the archive pass has it, while the pass goes on; with a
+                # pass (new contents, most likely) the helper starts while it reads.
+                on_pass = (lambda: helper.expect(len(paths))) if helper is not None else None
+                for path in snapshot.files(paths, on_pass):
                     files.check(by_path.get(path, []))
         except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
             files.collect(wait=True)  # the helper's answers, about contents read, stay good in `verdicts`

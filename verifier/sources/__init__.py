@@ -9,7 +9,7 @@ SourceUnavailable, which the verifier reports as `error`, never `changed`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..model import Release
 
@@ -39,15 +39,18 @@ class Snapshot:
         """The repository path of every plain file of the release, sorted (none known: empty)."""
         return []
 
-    def files(self, paths: Iterable[str]) -> Iterator[str]:
+    def files(self, paths: Iterable[str], on_pass: Callable[[], None] | None = None) -> Iterator[str]:
         """Make every one of `paths` readable, telling which as they become so.
 
         A snapshot that reads an archive goes through it once for all of them,
         and may hand a path out as soon as it has it (and again when a later
-        member of the same name replaced it). When the iteration ends, each path
-        reads without going back to the archive; when it fails it raises
-        SourceUnavailable, and what was done with the paths handed out must be
-        discarded. The default has nothing to prepare: it names each path once.
+        member of the same name replaced it); `on_pass()` is called as such a
+        pass starts (new contents, most likely: a run starts its worker
+        processes then), not when the paths come from a store or a tree. When
+        the iteration ends, each path reads without going back to the archive;
+        when it fails it raises SourceUnavailable, and what was done with the
+        paths handed out must be discarded. The default has nothing to prepare:
+        it names each path once.
         """
         return iter(dict.fromkeys(paths))
 
@@ -55,10 +58,6 @@ class Snapshot:
         """`files(paths)`, gone through to the end."""
         for _ in self.files(paths):
             pass
-
-    def needs_pass(self, paths: Iterable[str]) -> bool:
-        """Whether `files(paths)` will read an archive (new contents, most likely), not a store or a tree."""
-        return False
 
     def digest(self, path: str) -> str | None:
         """An identity of the file's content known without reading it ("sha256:<hex>", or one of the source's

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from packaging.version import InvalidVersion, Version
 
@@ -205,12 +205,7 @@ class PyPISnapshot(Snapshot):
                 return None  # read from the archive in this run: its digest is not at hand
         return tuple(found)
 
-    def needs_pass(self, paths: Iterable[str]) -> bool:
-        """Whether reading `paths` takes a pass over the archive (the member store does not have them all)."""
-        missing = self._unread(self._members(paths))
-        return bool(missing) and self._failure is None and not self._located(missing)
-
-    def files(self, paths: Iterable[str]) -> Iterator[str]:
+    def files(self, paths: Iterable[str], on_pass: Callable[[], None] | None = None) -> Iterator[str]:
         """`prefetch(paths)`, telling which paths can be read as they become readable.
 
         An archive pass runs in a thread of its own, and each wanted file is handed
@@ -230,7 +225,9 @@ class PyPISnapshot(Snapshot):
         if missing:
             if self._failure is not None:
                 raise self._failure
-            if not self._located(missing):
+            if not self._located(missing):  # the member store does not have them all: a pass over the archive
+                if on_pass is not None:
+                    on_pass()
                 yield from self._stream(missing, wanted)
                 return
         yield from wanted.values()
