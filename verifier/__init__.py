@@ -1,3 +1,24 @@
-"""gotchas: verify LLM serving-engine gotchas against engine source code."""
+"""gotchas: verify LLM serving-engine gotchas against engine source code.
+
+How the package is laid out, from the bottom up (a module imports only from the
+layers below it):
+
+- `model`: the plain values every stage shares (entries, checks, forms, verdicts).
+- `kb`, `entries`, `lint`, `schema`, `_yaml`: the knowledge base read from its files
+  and checked against FORMAT.md, with the file and line of every problem.
+- `sources`: where engine code comes from (the package index, git, a folder); each
+  release opens as a `Snapshot` that reads repository paths.
+- `code`, `matchers`, `evaluate`: the matching core, a form and a file's content in,
+  a verdict out; nothing is read or cached there.
+- `reading`: the one place where checks meet files: reading a snapshot, the parse
+  cache, and the verdict cache (`verdicts`), read and written.
+- `verify`, `helper`, `locate`: one release's checks, evaluated here and in worker
+  processes, with the lines shown as evidence and where moved code now lives.
+- `ledger`, `history`: what held where, on disk, and what changed between releases.
+- `run`: the runs of the commands over engines and releases; `cli`: arguments,
+  output and exit codes, and nothing else; `report`, `site`, `audit`, `trace`,
+  `bisect`, `mutate`: what the other commands make of it all.
+- `stats`: counts of what a run did, for the benchmarks.
+"""
 
 __version__ = "0.5.0"
