@@ -447,7 +447,7 @@ def make_plan(work: Path) -> Plan:
 
     kb_root = work / "kb"
     shutil.copytree(REPO / "gotchas", kb_root / "gotchas")
-    (kb_root / "site").symlink_to(REPO / "site", target_is_directory=True)
+    shutil.copytree(REPO / "site", kb_root / "site")  # a copy: `gotchas site` refuses a linked folder
     kb, pairs = _load_pairs(str(kb_root), ENGINE)
     engine = kb.engines[ENGINE]
     since = engine.oldest or "0"
@@ -791,7 +791,7 @@ def make_synth_kb(root: Path, entries: int) -> None:
     for name in ("schemes.yaml", "concepts.yaml"):
         shutil.copyfile(REPO / "gotchas" / name, folder / name)
     (folder / "engines.yaml").write_text(SYNTH_ENGINES)
-    (root / "site").symlink_to(REPO / "site", target_is_directory=True)
+    shutil.copytree(REPO / "site", root / "site")  # a copy: `gotchas site` refuses a linked folder
     for i in range(entries):
         entry_id = f"synth-entry-{i:04d}"
         (folder / f"{entry_id}.md").write_text(
