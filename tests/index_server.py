@@ -6,7 +6,11 @@ simple index over real HTTP on 127.0.0.1, misbehaving on request.
         source = PyPISource(engine, index_url=index.url)
 
 Every answer is logged in `index.log` (path, Range header, status, body bytes
-sent), so that tests can say what went over the wire.
+sent, Authorization header), so that tests can say what went over the wire. It
+speaks HTTP/1.1 with keep-alive; `index.connections` lists the connections it
+accepted. With a `certificate` (see `self_signed`) it speaks https. It also
+answers as a forward proxy for plain http (a GET of an absolute URL, logged in
+`index.proxied`), and with the redirects in `index.redirects`.
 """
 
 from __future__ import annotations
@@ -19,12 +23,16 @@ import itertools
 import json
 import re
 import socket
+import ssl
+import subprocess
 import tarfile
 import threading
 import time
+import urllib.parse
 import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Iterable
 from unittest import mock
 
@@ -83,6 +91,19 @@ def make_wheel(files: dict[str, bytes], name: str, version: str, *, lie_in_recor
     return out.getvalue()
 
 
+def self_signed(folder: Path) -> tuple[str, str] | None:
+    """(certificate file, key file) for 127.0.0.1, made in `folder` by the openssl command; None without it."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(key), "-out", str(cert)],
+                       capture_output=True, check=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return str(cert), str(key)
+
+
 @dataclass
 class Trickle:
     """A slow-loris answer: one byte every `interval` seconds, for `limit` seconds at most (then the connection
@@ -127,6 +148,7 @@ class Answer:
     range: str | None
     status: int
     sent: int  # body bytes written
+    authorization: str | None = None  # the Authorization header of the request
 
 
 @dataclass
@@ -141,12 +163,26 @@ class IndexServer:
     pages: dict[str, bytes] = field(default_factory=dict)
     #: set: every project page is sent a byte at a time
     page_trickle: Trickle | None = None
+    #: path -> the Location a GET of it is answered with, in a 302
+    redirects: dict[str, str] = field(default_factory=dict)
+    #: (absolute URL, Proxy-Authorization header) of every GET that came as to a proxy
+    proxied: list[tuple[str, str | None]] = field(default_factory=list)
+    #: the client address of every connection accepted
+    connections: list[tuple[str, int]] = field(default_factory=list)
+    #: (certificate file, key file): the server speaks https with them (see `self_signed`)
+    certificate: tuple[str, str] | None = None
 
     def __enter__(self) -> IndexServer:
         self._closing = threading.Event()  # ends trickling answers
+        self._answering = 0  # GETs begun and not yet logged
+        self._logged = threading.Condition()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.index = self
+        if self.certificate:
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            tls.load_cert_chain(*self.certificate)
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
         self._thread.start()
@@ -162,7 +198,7 @@ class IndexServer:
     def url(self) -> str:
         """The index URL, as PIP_INDEX_URL would give it."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/simple"
+        return f"{'https' if self.certificate else 'http'}://{host}:{port}/simple"
 
     def add(self, project: str, filename: str, content: bytes, *, upload_time: str | None = "2024-05-06T07:08:09Z",
             yanked: bool | str = False, faults: Faults | None = None) -> Served:
@@ -170,8 +206,14 @@ class IndexServer:
         self.files[filename] = served
         return served
 
+    def settled(self, timeout: float = 5.0) -> IndexServer:
+        """The server once every answer begun is logged: a client may have read an answer whole before."""
+        with self._logged:
+            self._logged.wait_for(lambda: self._answering == 0, timeout)
+        return self
+
     def answers_for(self, filename: str) -> list[Answer]:
-        return [a for a in self.log if a.path == f"/files/{filename}"]
+        return [a for a in self.settled().log if a.path == f"/files/{filename}"]
 
     def project_page(self, project: str) -> dict:
         entries = []
@@ -192,6 +234,9 @@ class IndexServer:
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "TestIndex/1"
+    #: Keep-alive, as real indexes: every answer has a Content-Length, or is HTTP/1.0 and closes the connection.
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else a kept-alive connection waits for a delayed ACK between head and body
 
     @property
     def index(self) -> IndexServer:
@@ -200,7 +245,26 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args) -> None:  # quiet
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        self.index.connections.append(self.client_address)
+
     def do_GET(self) -> None:
+        with self.index._logged:
+            self.index._answering += 1
+        try:
+            self._get()
+        finally:
+            with self.index._logged:
+                self.index._answering -= 1
+                self.index._logged.notify_all()
+
+    def _get(self) -> None:
+        if self.path.startswith("http://"):  # as a proxy: the only host it forwards to is itself
+            self.index.proxied.append((self.path, self.headers.get("Proxy-Authorization")))
+            self.path = urllib.parse.urlsplit(self.path)._replace(scheme="", netloc="").geturl()
+        if self.path in self.index.redirects:
+            return self._answer(302, b"", headers={"Location": self.index.redirects[self.path]})
         m = re.fullmatch(r"/simple/([^/]+)/", self.path)
         if m:
             return self._project_page(m.group(1))
@@ -265,7 +329,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body[at:at + 65536])
                 sent += len(body[at:at + 65536])
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client hung up (it asked for a range and got the whole file)
+            self.close_connection = True  # the client hung up (it asked for a range and got the whole file)
         self._record(status, sent)
 
     def _drop_mid_body(self, status: int, body: bytes, headers: dict[str, str]) -> None:
@@ -307,7 +371,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(status, sent)
 
     def _record(self, status: int, sent: int) -> None:
-        self.index.log.append(Answer(self.path, self.headers.get("Range"), status, sent))
+        self.index.log.append(Answer(self.path, self.headers.get("Range"), status, sent,
+                                     self.headers.get("Authorization")))
 
     def finish(self) -> None:
         with contextlib.suppress(OSError):
