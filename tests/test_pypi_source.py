@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import shutil
@@ -19,7 +20,7 @@ from verifier.sources._archive import ArchiveError, read_tar_members
 from verifier.sources._http import HttpClient
 from verifier.sources.pypi import PyPISource, configured_index_url
 
-from .index_server import Faults, IndexServer, make_sdist, make_wheel, tar_member
+from .index_server import Faults, IndexServer, make_sdist, make_wheel, self_signed, tar_member
 
 TOY = Engine(key="toy", name="Toy", package="toy", repository="https://git.invalid/toy/toy", tag_pattern="v{version}")
 # Laid out like SGLang: the package lives under python/ in git, at the root of its archives.
@@ -610,3 +611,98 @@ def test_a_stored_member_gone_since_it_was_located_is_read_from_the_archive(inde
     [blob] = [p for p in (cache.parent / "members" / "blobs").rglob("*") if p.is_file()]
     blob.write_bytes(b"not zlib")
     assert snapshot.read("toy/core.py") == CORE
+
+
+# -- the HTTP client: keep-alive, redirects, credentials, proxies --------------------------------------------
+
+SECRET = "s3cr3t-t0ken"
+
+
+def files_url(index: IndexServer, path: str, host: str = "127.0.0.1", userinfo: str = "") -> str:
+    return f"http://{userinfo}{host}:{index._server.server_address[1]}{path}"
+
+
+def client(attempts: int = 1) -> HttpClient:
+    return HttpClient(timeout=2.0, attempts=attempts, backoff=0.01)
+
+
+def test_requests_to_one_host_share_one_kept_alive_connection(index):
+    content = make_wheel({"toy/core.py": CORE}, "toy", "1.0")
+    index.add("toy", "toy-1.0-py3-none-any.whl", content)
+    http, url = client(), files_url(index, "/files/toy-1.0-py3-none-any.whl")
+    parts = [http.get_range(url, n, 10, what="toy") for n in range(20)]
+    assert [p.body for p in parts] == [content[n:n + 10] for n in range(20)]
+    assert http.get(url, what="toy", limit=len(content)).body == content
+    assert len(index.connections) == 1
+
+
+def test_redirects_are_followed_to_http_and_https_urls_only(index):
+    content = sdist()
+    index.add("toy", "toy-1.0.tar.gz", content)
+    index.redirects.update({"/moved": "../files/toy-1.0.tar.gz", "/to-a-file": "file:///etc/passwd", "/loop": "/loop"})
+    http = client(attempts=3)
+    fetched = http.get(files_url(index, "/moved"), what="moved", limit=len(content))
+    assert fetched.body == content and fetched.url == files_url(index, "/files/toy-1.0.tar.gz")
+    with pytest.raises(SourceUnavailable, match=r"^elsewhere: file:///etc/passwd is not an http or https URL$"):
+        http.get(files_url(index, "/to-a-file"), what="elsewhere", limit=100)
+    with pytest.raises(SourceUnavailable, match=r"^loop: HTTP 302 from .*/loop: more than 10 redirects$"):
+        http.get(files_url(index, "/loop"), what="loop", limit=100)
+    answered = [a.path for a in index.settled().log]
+    assert answered.count("/to-a-file") == 1 and answered.count("/loop") == 11  # refused, not retried
+
+
+def test_credentials_in_a_url_go_to_its_host_only_and_never_into_a_message(index, monkeypatch):
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    content = sdist()
+    index.add("toy", "toy-1.0.tar.gz", content)
+    index.redirects["/elsewhere"] = files_url(index, "/files/toy-1.0.tar.gz", host="localhost")  # another host
+    http, basic = client(), "Basic " + base64.b64encode(f"bot:{SECRET}".encode()).decode()
+    fetched = http.get(files_url(index, "/files/toy-1.0.tar.gz", userinfo=f"bot:{SECRET}@"), what="toy", limit=10**6)
+    assert fetched.body == content and SECRET not in fetched.url
+    assert http.get(files_url(index, "/elsewhere", userinfo=f"bot:{SECRET}@"), what="toy", limit=10**6).body == content
+    with pytest.raises(SourceUnavailable) as refused:
+        http.get(files_url(index, "/files/none.tar.gz", userinfo=f"bot:{SECRET}@"), what="none", limit=100)
+    assert "HTTP 404" in str(refused.value) and SECRET not in str(refused.value)
+    assert [(a.path, a.authorization) for a in index.settled().log] == [
+        ("/files/toy-1.0.tar.gz", basic), ("/elsewhere", basic), ("/files/toy-1.0.tar.gz", None),
+        ("/files/none.tar.gz", basic)]
+
+
+def test_the_environments_proxy_is_used_unless_no_proxy_names_the_host(index, monkeypatch):
+    content = sdist()
+    index.add("toy", "toy-1.0.tar.gz", content)
+    for name in ("no_proxy", "NO_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", files_url(index, "", host="localhost", userinfo=f"agent:{SECRET}@"))
+    http, url = client(), files_url(index, "/files/toy-1.0.tar.gz")
+    src = source(index, http=http)
+    assert src.open(only_release(src)).read("toy/core.py") == CORE
+    assert http.get(url, what="toy", limit=len(content)).body == content
+    basic = "Basic " + base64.b64encode(f"agent:{SECRET}".encode()).decode()
+    assert index.settled().proxied == [(index.url + "/toy/", basic), (url, basic), (url, basic)]
+    monkeypatch.setenv("no_proxy", "127.0.0.1")  # read at each request, as urllib did
+    assert http.get(url, what="toy", limit=len(content)).body == content
+    assert len(index.proxied) == 3
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[str, str]:
+    made = self_signed(tmp_path_factory.mktemp("tls"))
+    if made is None:
+        pytest.skip("no openssl command to make a certificate with")
+    return made
+
+
+def test_https_keeps_one_connection_and_refuses_a_certificate_it_cannot_verify(certificate):
+    content = make_wheel({"toy/core.py": CORE}, "toy", "1.0")
+    with IndexServer(certificate=certificate) as index:
+        index.add("toy", "toy-1.0-py3-none-any.whl", content)
+        url = index.url.removesuffix("/simple") + "/files/toy-1.0-py3-none-any.whl"
+        trusting = HttpClient(timeout=2.0, attempts=3, backoff=0.01, cafile=certificate[0])
+        assert [trusting.get_range(url, n, 10, what="toy").body for n in range(5)] == [
+            content[n:n + 10] for n in range(5)]
+        assert len(index.connections) == 1
+        with pytest.raises(SourceUnavailable, match=r"^toy: https://127.0.0.1:\d+/files/\S+: .*CERTIFICATE_VERIFY_FAILED"
+                           ) as refused:
+            HttpClient(timeout=2.0, attempts=3, backoff=0.01).get_range(url, 0, 10, what="toy")  # the system's CAs
+        assert "tried" not in str(refused.value)  # no other attempt would trust it either

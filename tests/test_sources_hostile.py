@@ -30,7 +30,7 @@ from verifier.sources.pypi import PyPISource
 
 from .conftest import METRICS_PY, REPO, SCHED_PY, VALID_ENTRY, run_cli
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo
-from .index_server import Faults, IndexServer, Trickle, make_sdist, make_wheel
+from .index_server import Faults, IndexServer, Trickle, make_sdist, make_wheel, self_signed
 
 TOY = Engine(key="toy", name="Toy", package="toy", repository="https://git.invalid/toy/toy", tag_pattern="v{version}")
 #: A per-read timeout far above a trickle's interval: it is not what may stop a slow server.
@@ -221,6 +221,38 @@ def test_a_deadline_spans_the_retries(monkeypatch):
         took = time.monotonic() - started
         assert sum(1 for a in index.log if a.path == "/simple/toy/") >= 2  # retried within it
     assert took < 2.0
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[str, str]:
+    made = self_signed(tmp_path_factory.mktemp("tls"))
+    if made is None:
+        pytest.skip("no openssl command to make a certificate with")
+    return made
+
+
+@pytest.mark.parametrize("headers", [False, True], ids=["body", "headers and body"])
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_a_kept_alive_connection_is_watched_too_and_never_pooled_again_once_shut_down(monkeypatch, request, headers,
+                                                                                     tls):
+    """A range request that goes over a connection from the pool, to a server that stalls: cut at the deadline."""
+    deadlines(monkeypatch)
+    certificate = request.getfixturevalue("certificate") if tls else None
+    with IndexServer(certificate=certificate) as index:
+        index.add("toy", "toy-1.0-py3-none-any.whl", TOY_WHEEL)
+        index.add("toy", "slow.whl", TOY_WHEEL, faults=Faults(trickle=Trickle(LORIS, headers=headers, endless=True)))
+        http = HttpClient(**PATIENT, cafile=certificate[0] if certificate else None)
+        base = index.url.removesuffix("/simple")
+        assert http.get_range(f"{base}/files/toy-1.0-py3-none-any.whl", 0, 10, what="first").body == TOY_WHEEL[:10]
+        started = time.monotonic()
+        with pytest.raises(SourceUnavailable, match=rf"^slow: not done after {DEADLINE:g} seconds"):
+            http.get_range(f"{base}/files/slow.whl", 0, 1 << 16, what="slow")
+        took = time.monotonic() - started
+        assert len(index.connections) == 1  # the first request's, kept alive, and taken from the pool
+        assert http.get_range(f"{base}/files/toy-1.0-py3-none-any.whl", 10, 10, what="after").body == TOY_WHEEL[10:20]
+        assert len(index.connections) == 2  # not the one the watchdog shut down
+        assert len(index.answers_for("toy-1.0-py3-none-any.whl")) == 2  # at the first attempt
+    assert DEADLINE <= took < DEADLINE + 1.5
 
 
 def test_verify_against_a_trickling_archive_ends_in_errors_and_keeps_the_ledger(kb, index, ledger, capsys,
