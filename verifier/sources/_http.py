@@ -3,9 +3,9 @@
 Why urllib3: urllib sends `Connection: close`, so every request paid for a new
 connection and TLS handshake; urllib3 keeps them alive in pools. 64 range
 requests of 64 KiB to one host on loopback (bench/bench_http.py, medians of 5,
-same run): urllib 0.17 s over http, 0.53-0.64 s over https (64 connections);
-urllib3 0.09-0.13 s and 0.11-0.13 s (one). One PoolManager per client,
-thread-safe (the PyPI source reads from several threads).
+same run, several runs of it): urllib 0.15-0.30 s over http, 0.53-0.64 s over
+https (64 connections); urllib3 0.07-0.13 s and 0.10-0.13 s (one). One
+PoolManager per client, thread-safe (the PyPI source reads from several threads).
 
 Every socket operation has a timeout; connection errors, resets, timeouts,
 bodies cut short and HTTP 5xx/429 answers are retried a few times with
