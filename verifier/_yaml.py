@@ -59,14 +59,30 @@ _SAFE_TAGS = {
     "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map",
 }
 _STR = "tag:yaml.org,2002:str"
-_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _NULL = "tag:yaml.org,2002:null"
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _MAX_DEPTH = 32
+_PROPERTIES = ("&", "!")  # what an anchor and a tag start with
 
-#: The event parser of the single pass: libyaml's where PyYAML was built with it, else PyYAML's own.
-_FAST_LOADER = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else None
-#: Implicit tags as SafeLoader resolves them (an idle loader: only its resolver is used).
-_RESOLVE = yaml.SafeLoader("").resolve
+
+def _libyaml_bounds_nesting() -> bool:
+    """Whether libyaml refuses nesting past 1000 levels itself (0.2.6, in PyYAML 6.0.4's wheel, does).
+
+    PyYAML's composer on libyaml recurses in C, one call per level, which no Python recursion limit stops:
+    1 MiB of `[` would overflow the C stack. Past its bound, libyaml raises a ScannerError instead, at
+    once. Within it the deepest text nests about 2000 nodes (a flow `[a: ` or a `- k:` line is two), which
+    took under 1 MiB of C stack (measured in threads of set stack sizes); the main thread has 8. A libyaml
+    without the bound is not used at all. Scanning tokens, as here, does not recurse.
+    """
+    try:
+        yaml.CSafeLoader("[" * 1001).raw_scan()
+    except yaml.YAMLError as exc:
+        return "nesting depth" in str(getattr(exc, "problem", ""))
+    return False
+
+
+#: The fast path's loader: libyaml's, composing in C, where PyYAML was built with a libyaml that bounds nesting.
+_FAST_LOADER = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) and _libyaml_bounds_nesting() else None
 
 
 def load(text: str, first_line: int = 1) -> Node | None:
@@ -74,18 +90,25 @@ def load(text: str, first_line: int = 1) -> Node | None:
 
     Raises YAMLProblem with the file line of the first problem.
 
-    One pass over the parser's events builds the nodes: libyaml's events where
-    PyYAML has libyaml and the text has nothing libyaml reads otherwise than
-    PyYAML (`_libyaml_may_parse`), else PyYAML's own. Any problem at all, from a
-    syntax error to a duplicate key, sends the text to `_load_checked`, the
-    two-pass pure-Python loader, to be reported as it always was: libyaml's
-    wording and error positions differ from PyYAML's.
+    The fast path: libyaml composes the nodes in C (`compose` on `CSafeLoader`) and `_convert` reads them,
+    where the text has nothing libyaml reads otherwise than PyYAML (`_libyaml_may_parse`). Any problem at
+    all, from a syntax error to a duplicate key, and any anchor or tag (which libyaml's nodes do not keep,
+    see `_convert`) sends the text to `_load_checked`, the pure-Python loader, to be reported as it always
+    was: libyaml's wording and error positions differ from PyYAML's. Without libyaml, every text takes
+    `_load_checked` (PyYAML's own composer would read a deep text before any bound could stop it).
+    On the whole KB this takes 1.2-1.5x the time of the hand-written pass over libyaml's events it replaced
+    (medians, 110 against 90 ms) and a sixteenth of the pure-Python path's: #19 took that for the code
+    it retired.
     """
-    loader = _FAST_LOADER if _FAST_LOADER is not None and _libyaml_may_parse(text) else yaml.SafeLoader
-    try:
-        return _load_events(text, first_line - 1, loader)
-    except (_Refused, yaml.YAMLError, UnicodeError, RecursionError):
-        return _load_checked(text, first_line)
+    if _FAST_LOADER is not None and _libyaml_may_parse(text):
+        try:
+            node = _FAST_LOADER(text).get_single_node()
+            # an anchor or a tag leaves no trace in libyaml's nodes but where its node starts
+            return None if node is None else _convert(node, first_line - 1, 0,
+                                                      text if "&" in text or "!" in text else "")
+        except (_Refused, YAMLProblem, yaml.YAMLError, UnicodeError, RecursionError):
+            pass
+    return _load_checked(text, first_line)
 
 
 # What libyaml (0.2.5 on) reads otherwise than PyYAML's own parser, whose reading is the rule here,
@@ -93,15 +116,15 @@ def load(text: str, first_line: int = 1) -> Node | None:
 # a comment glued on (`|#`), a directive's value likewise (libyaml accepts them where PyYAML finds a
 # syntax error); a document marker (`---`, `...`) and a `? ` that may start an explicit key (the empty
 # value that may follow gets another position). A text with one of them is parsed by PyYAML. Two more
-# are caught among libyaml's events: a plain scalar with a `?` in a flow collection (`[what?]`, an
-# error for PyYAML) and a value left out in one (`{a: }`, another position).
+# are caught in libyaml's nodes (`_convert`): a plain scalar with a `?` in a flow collection (`[what?]`,
+# an error for PyYAML) and a value left out in one (`{a: }`, another position).
 _DOCUMENT_LINE = re.compile(r"[\n\r\x85\u2028\u2029](?:%|---|\.\.\.)")
 _BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
 _KEY_INDICATOR = re.compile(r"(?:^|[\s\[\]{},])\?(?!\S)")
 
 
 def _libyaml_may_parse(text: str) -> bool:
-    """Whether libyaml's events for `text` can be taken for PyYAML's (the differential tests check it)."""
+    """Whether libyaml's nodes for `text` can be taken for PyYAML's (the differential tests check it)."""
     if "\t" in text or "\ufeff" in text or text.startswith(("%", "---", "...")):
         return False
     if "?" in text and _KEY_INDICATOR.search(text):
@@ -112,89 +135,7 @@ def _libyaml_may_parse(text: str) -> bool:
 
 
 class _Refused(Exception):
-    """The single pass met something it leaves to `_load_checked` to report."""
-
-
-def _load_events(text: str, offset: int, loader_class: type) -> Node | None:
-    """The nodes, built from the events of one pass; _Refused at anything `_load_checked` would report."""
-    loader = loader_class(text)
-    try:
-        get_event = loader.get_event
-        get_event()  # StreamStartEvent
-        event = get_event()
-        if isinstance(event, yaml.StreamEndEvent):
-            return None
-        root: Node | None = None
-        # the open collections: [node, pending key or None, line of that key, flow style]; a mapping's
-        # key is pending between its scalar and its value
-        stack: list[list] = []
-        flow = 0  # how many of them are flow collections ([...], {...})
-        while True:
-            event = get_event()
-            kind = type(event)
-            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                if stack.pop()[3]:
-                    flow -= 1
-                continue
-            if kind is yaml.AliasEvent:
-                raise _Refused
-            if kind is yaml.DocumentEndEvent:  # the stream must end here (another document is an error)
-                if not isinstance(get_event(), yaml.StreamEndEvent):
-                    raise _Refused
-                return root
-            if event.anchor is not None or event.tag is not None:
-                # a tag, even the non-specific `!`: libyaml cuts `!%00x` short to `!`, and says an empty
-                # `!` node is not implicit; rare enough to leave to `_load_checked`
-                raise _Refused
-            if flow and kind is yaml.ScalarEvent and not event.style and (not event.value or "?" in event.value):
-                # in a flow collection, PyYAML ends a plain scalar at a `?` (libyaml does not), and puts a
-                # value left out (`{a: }`) elsewhere
-                raise _Refused
-            mark = event.start_mark
-            line = mark.line + 1 + offset
-            top = stack[-1] if stack else None
-            if top is not None and top[1] is None and type(top[0].value) is dict:  # a mapping's key
-                if kind is not yaml.ScalarEvent:
-                    raise _Refused
-                key = event.value
-                if key in top[0].value or _RESOLVE(yaml.ScalarNode, key, event.implicit) == _NULL:
-                    raise _Refused
-                top[1] = key
-                top[2] = line
-                continue
-            if len(stack) > _MAX_DEPTH:
-                raise _Refused
-            if kind is yaml.ScalarEvent:
-                node = Node(_scalar(event), line, mark.column + 1, raw=event.value)
-            else:  # a mapping or sequence starts: it is attached now, its items follow
-                node = Node({} if kind is yaml.MappingStartEvent else [], line, mark.column + 1)
-            if top is None:
-                root = node
-            elif type(top[0].value) is list:
-                top[0].value.append(node)
-            else:
-                top[0].value[top[1]] = node
-                top[0].key_lines[top[1]] = top[2]
-                top[1] = None
-            if kind is not yaml.ScalarEvent:
-                stack.append([node, None, 0, event.flow_style])
-                if event.flow_style:
-                    flow += 1
-    finally:
-        loader.dispose()
-
-
-def _scalar(event: yaml.ScalarEvent) -> Any:
-    tag = _RESOLVE(yaml.ScalarNode, event.value, event.implicit)
-    if tag == _STR:
-        return event.value
-    if tag not in _SAFE_TAGS:
-        raise _Refused
-    try:
-        return _SCALARS.yaml_constructors[tag](
-            _SCALARS, yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style))
-    except (yaml.constructor.ConstructorError, ValueError, OverflowError):
-        raise _Refused from None
+    """The fast path met something it leaves to `_load_checked` to report."""
 
 
 def _load_checked(text: str, first_line: int) -> Node | None:
@@ -250,31 +191,62 @@ def _load_checked(text: str, first_line: int) -> Node | None:
     return _convert(node, offset, 0)
 
 
-def _convert(node: yaml.Node, offset: int, depth: int) -> Node:
-    line = node.start_mark.line + 1 + offset
-    column = node.start_mark.column + 1
+def _convert(node: yaml.Node, offset: int, depth: int, fast: str | None = None) -> Node:
+    """Our nodes from PyYAML's; `fast` on the fast path: the text if it has a `&` or `!`, else "".
+
+    On the fast path, a node that starts at `&` or `!` (an anchor or a tag: nothing else starts there) and
+    a plain scalar libyaml reads otherwise in a flow collection are _Refused. Nodes are read in the
+    document's order, so an anchor is refused before any alias of it is read twice (an alias is its
+    anchor's node again: `a: &a [..]`, `b: [*a, *a, ..]` would expand).
+    """
+    mark = node.start_mark
+    line = mark.line + 1 + offset
+    column = mark.column + 1
     if depth > _MAX_DEPTH:
         raise YAMLProblem("YAML nests too deeply", line, column)
-    if node.tag not in _SAFE_TAGS:
-        raise YAMLProblem(f"unsupported YAML tag {node.tag}", line, column, "G104")
-    if isinstance(node, yaml.MappingNode):
+    if fast and fast.startswith(_PROPERTIES, mark.index):
+        raise _Refused
+    tag = node.tag
+    if tag not in _SAFE_TAGS:
+        raise YAMLProblem(f"unsupported YAML tag {tag}", line, column, "G104")
+    if type(node) is yaml.MappingNode:
+        if fast is not None and node.flow_style and _libyaml_reads_otherwise(node.value, True):
+            raise _Refused
         values: dict[str, Node] = {}
         key_lines: dict[str, int] = {}
         for key_node, value_node in node.value:
-            key_line = key_node.start_mark.line + 1 + offset
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:null":
-                raise YAMLProblem("mapping keys must be plain words", key_line, key_node.start_mark.column + 1, "G203")
+            key_mark = key_node.start_mark
+            key_line = key_mark.line + 1 + offset
+            if fast and fast.startswith(_PROPERTIES, key_mark.index):
+                raise _Refused
+            if type(key_node) is not yaml.ScalarNode or key_node.tag == _NULL:
+                raise YAMLProblem("mapping keys must be plain words", key_line, key_mark.column + 1, "G203")
             key = str(key_node.value)
             if key in values:
                 raise YAMLProblem(f"duplicate key {key!r} (first at line {key_lines[key]})", key_line,
-                                  key_node.start_mark.column + 1, "G106")
-            values[key] = _convert(value_node, offset, depth + 1)
+                                  key_mark.column + 1, "G106")
+            values[key] = _convert(value_node, offset, depth + 1, fast)
             key_lines[key] = key_line
         return Node(values, line, column, key_lines)
-    if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(item, offset, depth + 1) for item in node.value], line, column)
+    if type(node) is yaml.SequenceNode:
+        if fast is not None and node.flow_style and _libyaml_reads_otherwise(node.value, False):
+            raise _Refused
+        return Node([_convert(item, offset, depth + 1, fast) for item in node.value], line, column)
+    if tag == _STR:
+        return Node(node.value, line, column, raw=node.value)
     try:
-        value = _SCALARS.construct_object(node, deep=True)
+        # the constructor itself: `construct_object` would keep every node it saw in `_SCALARS`, for good
+        value = _SCALARS.yaml_constructors[tag](_SCALARS, node)
     except (yaml.constructor.ConstructorError, ValueError, OverflowError) as exc:
         raise YAMLProblem(f"bad value: {exc}", line, column, "G203") from None
     return Node(value, line, column, raw=node.value)
+
+
+def _libyaml_reads_otherwise(items: list, pairs: bool) -> bool:
+    """In a flow collection, PyYAML ends a plain scalar at a `?` (libyaml does not), and puts a value left
+    out (`{a: }`) elsewhere."""
+    for item in items:
+        for node in item if pairs else (item,):
+            if type(node) is yaml.ScalarNode and node.style == "" and (not node.value or "?" in node.value):
+                return True
+    return False
