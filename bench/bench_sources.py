@@ -346,16 +346,16 @@ def child(mode: str, work: Path, runs: int, long_run: float, profile: bool) -> d
                                  "skipped": run.skipped, **relocations.take()}
             measure(one)
     elif variant == "floor":
-        contents, checks_by_path = floor_inputs(plan)
+        contents = floor_inputs(plan)
         out["distinct_files"] = len(contents)
-        out["distinct_bytes"] = sum(len(d) for _, d in contents)
+        out["distinct_bytes"] = sum(len(d) for _, d, _ in contents)
 
         def one(i):
             start = time.perf_counter()
-            for path, data in contents:
+            for path, data, forms in contents:
                 source = code.SourceFile(path, data)
-                for check in checks_by_path[path]:
-                    evaluate_source(check, source)
+                for form in forms:
+                    evaluate_source(form, source)
             return time.perf_counter() - start, {}
         measure(one)
     else:
@@ -376,28 +376,32 @@ def child(mode: str, work: Path, runs: int, long_run: float, profile: bool) -> d
 
 
 def floor_inputs(plan: Plan):
-    """The distinct (path, content) pairs the checks need over all releases, from the filled member store."""
+    """The distinct (path, content) pairs the checks need over all releases, from the filled member store, each
+    with the distinct forms to evaluate on it (a check's forms that apply at a release having that content)."""
     kb = kb_module.load(plan.kb_root)
     engine = kb.engines[plan.engine]
     pairs = load_pairs(plan)
-    checks_by_path: dict[str, list] = {}
-    for _, check in pairs:
-        checks_by_path.setdefault(check.path, []).append(check)
     store = MemberStore()
     source = pypi_source(plan, stored=True)
-    seen, contents = set(), []
+    forms_of: dict[tuple[str, bytes], dict[int, object]] = {}  # (path, content digest) -> forms, by id
+    contents = []
     for release in plan.releases:
+        by_path: dict[str, list] = {}
+        for _, check in pairs:
+            for form in check.forms_at(release.version):
+                by_path.setdefault(form.path, []).append(form)
         archive = source.archive_of(release)
-        wanted = {engine.archive_path(p): p for p in checks_by_path if engine.archive_path(p) is not None}
+        wanted = {engine.archive_path(p): p for p in by_path if engine.archive_path(p) is not None}
         found = store.answer(archive.sha256, set(wanted))
         if found is None:
             raise SystemExit(f"floor: the member store lacks {release.version}; run the store variant first")
         for member, data in found.contents.items():
             key = (wanted[member], hashlib.sha256(data).digest())
-            if key not in seen:
-                seen.add(key)
-                contents.append((wanted[member], data))
-    return contents, checks_by_path
+            if key not in forms_of:
+                forms_of[key] = {}
+                contents.append((key, wanted[member], data))
+            forms_of[key].update((id(form), form) for form in by_path[wanted[member]])
+    return [(path, data, list(forms_of[key].values())) for key, path, data in contents]
 
 
 def _cpu_seconds() -> float:
