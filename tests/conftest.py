@@ -111,3 +111,14 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[str, str]:
+    """A self-signed certificate and key for 127.0.0.1 (tests of https against the index server)."""
+    from .index_server import self_signed
+
+    made = self_signed(tmp_path_factory.mktemp("tls"))
+    if made is None:
+        pytest.skip("no openssl command to make a certificate with")
+    return made

@@ -20,7 +20,7 @@ from verifier.sources._archive import ArchiveError, read_tar_members
 from verifier.sources._http import HttpClient
 from verifier.sources.pypi import PyPISource, configured_index_url
 
-from .index_server import Faults, IndexServer, make_sdist, make_wheel, self_signed, tar_member
+from .index_server import Faults, IndexServer, make_sdist, make_wheel, tar_member
 
 TOY = Engine(key="toy", name="Toy", package="toy", repository="https://git.invalid/toy/toy", tag_pattern="v{version}")
 # Laid out like SGLang: the package lives under python/ in git, at the root of its archives.
@@ -684,13 +684,6 @@ def test_the_environments_proxy_is_used_unless_no_proxy_names_the_host(index, mo
     assert http.get(url, what="toy", limit=len(content)).body == content
     assert len(index.proxied) == 3
 
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> tuple[str, str]:
-    made = self_signed(tmp_path_factory.mktemp("tls"))
-    if made is None:
-        pytest.skip("no openssl command to make a certificate with")
-    return made
 
 
 def test_https_keeps_one_connection_and_refuses_a_certificate_it_cannot_verify(certificate):

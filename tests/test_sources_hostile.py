@@ -30,7 +30,7 @@ from verifier.sources.pypi import PyPISource
 
 from .conftest import METRICS_PY, REPO, SCHED_PY, VALID_ENTRY, run_cli
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo
-from .index_server import Faults, IndexServer, Trickle, make_sdist, make_wheel, self_signed
+from .index_server import Faults, IndexServer, Trickle, make_sdist, make_wheel
 
 TOY = Engine(key="toy", name="Toy", package="toy", repository="https://git.invalid/toy/toy", tag_pattern="v{version}")
 #: A per-read timeout far above a trickle's interval: it is not what may stop a slow server.
@@ -222,13 +222,6 @@ def test_a_deadline_spans_the_retries(monkeypatch):
         assert sum(1 for a in index.log if a.path == "/simple/toy/") >= 2  # retried within it
     assert took < 2.0
 
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> tuple[str, str]:
-    made = self_signed(tmp_path_factory.mktemp("tls"))
-    if made is None:
-        pytest.skip("no openssl command to make a certificate with")
-    return made
 
 
 @pytest.mark.parametrize("headers", [False, True], ids=["body", "headers and body"])
