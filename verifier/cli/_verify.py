@@ -12,8 +12,8 @@ from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
 from ..model import CHANGED, MISSING
 from ..progress import Progress
 from ..verify import selected_checks
-from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _exit_code, _kb, _load,
-                      _load_clean, _make_source, _source_locations, _sources)
+from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _close, _exit_code, _kb, _load,
+                      _load_clean, _make_source, _source_locations)
 
 
 def run_check(args) -> int:
@@ -36,21 +36,24 @@ def run_check(args) -> int:
     loaded, diagnostics, entries = _load(kb, names)
     pairs = list(selected_checks(entries, args.engine))
     results, notes = [], []
+    reports = []
     if not args.offline:
         engines_needed = {check.engine for _, check in pairs}
+        given = _source_locations(kb, args.source, args.engine, engines_needed)  # the one reading of --source
         progress = Progress()
         # With no --source, every engine is read from the package index; with some, only those engines.
-        sources = _sources(kb, args.source, args.engine, engines_needed,
-                           default=None if args.source else "pypi", progress=progress)
+        sources = _made(kb, given if args.source else dict.fromkeys(engines_needed, "pypi"), progress)
         try:
             results, notes = run.check_engines(sorted(engines_needed), sources, pairs, args.release, progress)
         except run.ReleaseNotFound as exc:
             raise UsageError(str(exc)) from None
-    reports = []
-    if args.changed_since and not args.offline and not args.no_mutate and entries and not diagnostics:
-        # A pull request: do its checks pin their claims? A surviving mutant is a warning, a reformat that
-        # changes a verdict an error (a matcher bug).
-        reports = mutate_entries(kb, entries, args.source, args.engine, args.release, args.mutate_seconds)
+        finally:
+            _close(*sources.values())
+        if args.changed_since and not args.no_mutate and entries and not diagnostics:
+            # A pull request: do its checks pin their claims? A surviving mutant is a warning, a reformat that
+            # changes a verdict an error (a matcher bug). Engines without a --source: from the package index.
+            reports = _mutated(kb, entries, engines_needed, {**dict.fromkeys(engines_needed, "pypi"), **given},
+                               args.release, args.mutate_seconds)
     if args.format == "json" and reports:
         records = json.loads(report.render("json", diagnostics, results, notes, len(loaded)))
         records += json.loads(report.mutate_report("json", kb, reports))
@@ -109,11 +112,22 @@ def run_mutate(args) -> int:
 
 
 def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version: str, seconds: float) -> list:
-    """`gotchas mutate` over entries: one report per entry and engine (used by `check --changed-since` too)."""
-    engines = sorted({c.engine for e in entries for c in e.checks if engine is None or c.engine == engine})
+    """`gotchas mutate` over entries: one report per entry and engine; `specs`, the `--source` options (engines
+    without one are read from the package index)."""
+    engines = {c.engine for e in entries for c in e.checks if engine is None or c.engine == engine}
+    return _mutated(kb, entries, engines, _source_locations(kb, specs, engine, engines, default="pypi"), version,
+                    seconds)
+
+
+def _mutated(kb: kb_module.KB, entries, engines: set[str], locations: dict[str, str], version: str,
+             seconds: float) -> list:
     progress = Progress()
-    sources = _sources(kb, specs, engine, set(engines), default="pypi", progress=progress)
+    sources = _made(kb, locations, progress)
     try:
-        return run.mutate_entries(entries, engines, sources, version, seconds, progress)
+        return run.mutate_entries(entries, sorted(engines), sources, version, seconds, progress)
     except run.ReleaseNotFound as exc:
         raise UsageError(str(exc)) from None
+
+
+def _made(kb: kb_module.KB, locations: dict[str, str], progress: Progress) -> dict:
+    return {name: _make_source(kb, name, location, progress) for name, location in locations.items()}
