@@ -76,7 +76,7 @@ def run_verify(args) -> int:
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     progress = Progress()
     locations = _source_locations(kb, args.source, args.engine, set(engines), default="pypi")
-    sources = {name: _make_source(kb, name, location, progress) for name, location in locations.items()}
+    sources = _made(kb, locations, progress)
     labels = {name: location.partition(":")[0] for name, location in locations.items()}
     try:
         verified = run.verify_engines(engines, sources, labels, pairs, entries, ledger,
