@@ -366,11 +366,13 @@ def test_text_reports_print_no_terminal_control_sequence():
 
 def test_template_syntax_in_data_is_text(kb_dir, tmp_path):
     """Pages are Jinja2 templates: data reaches them as values, never as template source."""
-    title = "{{ 7 * 7 }} {% raw %} {# c #} ${title}"
+    title = "{{ 7919 * 7907 }} {% raw %} {# c #} ${title}"
     out = tmp_path / "_site"
     build(kb_dir, make_site(kb_dir, [entry(title=title, sections={"Symptom": "{{ site.kb }} `{{ 6 * 7 }}`"})]), out)
     page = (out / "entries" / "ops-example" / "index.html").read_text()
-    assert "{{ 7 * 7 }} {% raw %} {# c #} ${title}" in page and "49" not in page
+    # the product, had the title been evaluated, is a number that occurs nowhere else (the page's build time,
+    # 00:49, once held the 49 of `7 * 7`)
+    assert "{{ 7919 * 7907 }} {% raw %} {# c #} ${title}" in page and str(7919 * 7907) not in page
     assert "<code>{{ 6 * 7 }}</code>" in page and "42" not in page.split('id="symptom"')[1].split("</section>")[0]
 
 
