@@ -107,8 +107,12 @@ def _source_locations(kb: kb_module.KB, specs: list[str], engine: str | None, en
 def _sources(kb: kb_module.KB, specs: list[str], engine: str | None, engines_needed: set[str],
              default: str | None = None, progress: Progress | None = None) -> dict[str, Source]:
     """The source of each engine, from `--source` options (see `_source_locations`)."""
-    return {name: _make_source(kb, name, location, progress)
-            for name, location in _source_locations(kb, specs, engine, engines_needed, default).items()}
+    return _make_sources(kb, _source_locations(kb, specs, engine, engines_needed, default), progress)
+
+
+def _make_sources(kb: kb_module.KB, locations: dict[str, str], progress: Progress | None = None) -> dict[str, Source]:
+    """A source for each engine of `locations` (engine -> `pypi`, `git:...` or `dir:...`)."""
+    return {name: _make_source(kb, name, location, progress) for name, location in locations.items()}
 
 
 def _load(kb: kb_module.KB, names: list[str]):

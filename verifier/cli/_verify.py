@@ -12,8 +12,8 @@ from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
 from ..model import CHANGED, MISSING
 from ..progress import Progress
 from ..verify import selected_checks
-from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _close, _exit_code, _kb, _load,
-                      _load_clean, _make_source, _source_locations)
+from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _close, _exit_code, _kb,
+                      _load, _load_clean, _make_sources, _source_locations)
 
 
 def run_check(args) -> int:
@@ -42,7 +42,7 @@ def run_check(args) -> int:
         given = _source_locations(kb, args.source, args.engine, engines_needed)  # the one reading of --source
         progress = Progress()
         # With no --source, every engine is read from the package index; with some, only those engines.
-        sources = _made(kb, given if args.source else dict.fromkeys(engines_needed, "pypi"), progress)
+        sources = _make_sources(kb, given if args.source else dict.fromkeys(engines_needed, "pypi"), progress)
         try:
             results, notes = run.check_engines(sorted(engines_needed), sources, pairs, args.release, progress)
         except run.ReleaseNotFound as exc:
@@ -76,7 +76,7 @@ def run_verify(args) -> int:
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     progress = Progress()
     locations = _source_locations(kb, args.source, args.engine, set(engines), default="pypi")
-    sources = _made(kb, locations, progress)
+    sources = _make_sources(kb, locations, progress)
     labels = {name: location.partition(":")[0] for name, location in locations.items()}
     try:
         verified = run.verify_engines(engines, sources, labels, pairs, entries, ledger,
@@ -122,12 +122,8 @@ def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version
 def _mutated(kb: kb_module.KB, entries, engines: set[str], locations: dict[str, str], version: str,
              seconds: float) -> list:
     progress = Progress()
-    sources = _made(kb, locations, progress)
+    sources = _make_sources(kb, locations, progress)
     try:
         return run.mutate_entries(entries, sorted(engines), sources, version, seconds, progress)
     except run.ReleaseNotFound as exc:
         raise UsageError(str(exc)) from None
-
-
-def _made(kb: kb_module.KB, locations: dict[str, str], progress: Progress) -> dict:
-    return {name: _make_source(kb, name, location, progress) for name, location in locations.items()}

@@ -77,7 +77,7 @@ class PyPISource(Source):
 
     def releases(self) -> list[Release]:
         releases = []
-        for version, files in sorted(self._index_files().items()):
+        for version, files in sorted(self.listing().items()):
             if version.is_prerelease and not self.include_prereleases:
                 continue
             releases.append(self._release(choose_archive(files)))
@@ -86,7 +86,7 @@ class PyPISource(Source):
     def archive_of(self, release: Release) -> ArchiveFile:
         """The file `release` is read from: the one its identity names, else the one chosen for its version."""
         try:
-            files = self._index_files().get(Version(release.version))
+            files = self.listing().get(Version(release.version))
         except InvalidVersion:
             files = None
         if not files:
@@ -112,9 +112,6 @@ class PyPISource(Source):
 
     def listing(self) -> dict[Version, list[ArchiveFile]]:
         """The index's archive files of the package, by version (the index page is read once)."""
-        return self._index_files()
-
-    def _index_files(self) -> dict[Version, list[ArchiveFile]]:
         if self._files is None:
             self._files = read_index_page(self._http, self.index_url, self._engine.package)
         return self._files
