@@ -193,8 +193,10 @@ def test_new_fills_in_the_history_of_an_edited_entry(kb, index, capsys):
 
 def test_the_registry_floor_bounds_a_run_without_since(kb, index, capsys):
     registry = kb / "gotchas" / "engines.yaml"
-    registry.write_text(registry.read_text().replace("  tag_pattern: \"v{version}\"\nsglang:",
-                                                     "  tag_pattern: \"v{version}\"\n  oldest: \"0.2.0\"\nsglang:"))
+    text = registry.read_text()
+    vllm_tag = text.index("  tag_pattern: \"v{version}\"\n")  # vLLM's, the first engine's
+    end = vllm_tag + len("  tag_pattern: \"v{version}\"\n")
+    registry.write_text(text[:end] + "  oldest: \"0.2.0\"\n" + text[end:])
     code, out, _ = run_cli(capsys, "verify", "--format", "json")
     assert {r["version"] for r in json.loads(out)} == {"0.2.0", "0.10.0"}
     code, out, _ = run_cli(capsys, "verify", "--since", "0.1.0", "--format", "json")

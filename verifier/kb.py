@@ -15,7 +15,11 @@ ENGINES_FILE = "engines.yaml"
 SCHEMES_FILE = "schemes.yaml"
 CONCEPTS_FILE = "concepts.yaml"
 
-_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root", "oldest"}
+_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root", "oldest", "surface"}
+#: The kinds of a registry `surface` mapping (verifier.surface.model.KINDS, plural as written there), and its
+#: `env-registry` key: the files whose definitions of a variable come before other reads of it.
+SURFACE_KINDS = {"flags": "flag", "env": "env", "metrics": "metric", "requests": "request"}
+SURFACE_PRIMARY = "env-registry"
 _ENGINE_REQUIRED = {"name", "package", "repository", "tag_pattern"}
 
 
@@ -32,6 +36,13 @@ class Engine:
     tag_pattern: str  # git tag of a release, `{version}` standing for the version
     archive_root: str = ""  # repository folder that release archives hold at their root (SGLang: python/)
     oldest: str = ""  # the oldest release the KB tracks: `verify` without --since starts there
+    #: the files its release surface is read from: kind ("flag", "env", "metric", "request") -> path patterns
+    #: (`*` within a folder, `**/` any folders), in repository paths; and the env files read first
+    surface: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    surface_primary: tuple[str, ...] = ()
+
+    def surface_patterns(self) -> dict[str, tuple[str, ...]]:
+        return dict(self.surface)
 
     def tag(self, version: str) -> str:
         return self.tag_pattern.replace("{version}", version)
@@ -95,6 +106,7 @@ def load(root: str | os.PathLike) -> KB:
         missing = _ENGINE_REQUIRED - set(node.value)
         if unknown or missing:
             raise KBError(f"{where}: engine {key!r}: unknown {sorted(unknown)}, missing {sorted(missing)}")
+        surface, primary = _surface(node.value.pop("surface", None), where)
         values = {k: str(v.value) for k, v in node.value.items()}
         if "{version}" not in values["tag_pattern"]:
             raise KBError(f"{where}: engine {key!r}: tag_pattern must contain {{version}}")
@@ -106,8 +118,32 @@ def load(root: str | os.PathLike) -> KB:
         if problem:
             raise KBError(f"{root / ENTRIES_DIR / ENGINES_FILE}:{node.key_lines.get('oldest', node.line)}: "
                           f"engine {key!r}: oldest {values['oldest']!r} {problem}")
-        kb.engines[key] = Engine(key=key, **values)
+        kb.engines[key] = Engine(key=key, **values, surface=surface, surface_primary=primary)
     return kb
+
+
+def _surface(node: _yaml.Node | None, where: str) -> tuple[tuple, tuple[str, ...]]:
+    """An engine's `surface` mapping: kind -> list of path patterns (repository paths)."""
+    if node is None:
+        return (), ()
+    if not node.is_mapping:
+        raise KBError(f"{where}: 'surface' must map a kind ({', '.join(SURFACE_KINDS)}) to path patterns")
+    found, primary = [], ()
+    for kind, patterns in node.value.items():
+        if kind not in SURFACE_KINDS and kind != SURFACE_PRIMARY:
+            raise KBError(f"{where}: surface kind {kind!r} is not one of {', '.join(SURFACE_KINDS)}, "
+                          f"{SURFACE_PRIMARY}")
+        if not patterns.is_sequence or not all(isinstance(p.value, str) and p.value for p in patterns.value):
+            raise KBError(f"{where}: surface {kind!r} must be a list of path patterns")
+        texts = tuple(p.value for p in patterns.value)
+        for text in texts:
+            if text.startswith("/") or ".." in text.split("/") or "\\" in text:
+                raise KBError(f"{where}: surface pattern {text!r} must be a repository path")
+        if kind == SURFACE_PRIMARY:
+            primary = texts
+        else:
+            found.append((SURFACE_KINDS[kind], texts))
+    return tuple(found), primary
 
 
 def _read(path: Path) -> _yaml.Node:

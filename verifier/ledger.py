@@ -47,6 +47,7 @@ __all__ = ["DEFAULT_DIR", "EVIDENCE_DIR", "FORMAT_VERSION", "LOCK_FILE", "MAX_EV
 
 DEFAULT_DIR = "ledger"
 EVIDENCE_DIR = "evidence"
+SURFACE_DIR = "surface"
 LOCK_FILE = ".lock"
 #: The largest ledger file read (the committed ones are about 2.4 MB); a larger one is refused, read no further.
 MAX_LEDGER_BYTES = 64 << 20
@@ -167,6 +168,35 @@ class Ledger:
         except _Malformed as exc:
             raise LedgerError(f"{path}: not written: {_location(exc.at)}: {exc}") from None
         text = json.dumps(evidence, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        _write_atomically(path, text)
+
+    # The release surface: every flag, variable, metric and request field of each release (verifier.surface).
+
+    def surface_path(self, engine: str) -> Path:
+        return self._inside(f"{SURFACE_DIR}/{engine}.json", engine)
+
+    def load_surfaces(self, engine: str):
+        """The engine's release surfaces (surface.store.EngineSurfaces), checked: LedgerError when the file is not
+        what `verify` writes; when there is none, an empty one."""
+        from .surface import store
+
+        path = self.surface_path(engine)
+        text = _read(path, store.MAX_SURFACE_BYTES)
+        if text is None:
+            return store.EngineSurfaces(engine)
+        try:
+            return store.decode(_parse(text, path), engine, str(path))
+        except store.SurfaceError as exc:
+            raise LedgerError(str(exc)) from None
+
+    def save_surfaces(self, surfaces) -> None:
+        from .surface import store
+
+        text = store.encode(surfaces)
+        path = self.surface_path(surfaces.engine)
+        if len(text.encode()) > store.MAX_SURFACE_BYTES:
+            raise LedgerError(f"{path}: not written: {len(text) >> 20} MiB is more than the "
+                              f"{store.MAX_SURFACE_BYTES >> 20} MiB a surface file may hold")
         _write_atomically(path, text)
 
     @contextlib.contextmanager

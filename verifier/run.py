@@ -32,7 +32,7 @@ class VerifyRun:
 def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[str, str], pairs: list,
                    entries: list, ledger: Ledger, *, oldest: dict[str, str], versions=None, since=None,
                    new: bool = False, prune: bool = True, wait: bool = False,
-                   progress: Progress | None = None) -> VerifyRun:
+                   progress: Progress | None = None, surface_specs: dict | None = None) -> VerifyRun:
     """Verify `pairs` engine by engine. Every engine's ledger and evidence is read (and refused, LedgerError,
     when malformed) before any file is written. An engine whose releases cannot be listed is a note; a
     LookupError (no such release) names the engine. The sources are closed at the end."""
@@ -44,6 +44,8 @@ def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[
         with ledger.lock(wait=wait), Budget(pairs).active():
             loaded = {engine: ledger.load(engine) for engine in engines}
             old_evidence = {engine: ledger.load_evidence(engine) for engine in engines}
+            specs = surface_specs or {}
+            surfaces = {engine: ledger.load_surfaces(engine) for engine in engines if specs.get(engine)}
             for engine in engines:
                 before[engine] = loaded[engine].copy()
                 engine_pairs = [p for p in pairs if p[1].engine == engine]
@@ -53,7 +55,8 @@ def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[
                                          source_label=labels[engine], progress=progress, verdicts=verdicts,
                                          prune={e.id for e in entries} if prune else None,
                                          loaded=loaded[engine], searches=searches,
-                                         old_evidence=old_evidence[engine])
+                                         old_evidence=old_evidence[engine], surface_spec=specs.get(engine),
+                                         surfaces=surfaces.get(engine))
                 except LookupError as exc:
                     raise LookupError(f"{engine}: {exc}") from None
                 except SourceUnavailable as exc:

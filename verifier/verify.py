@@ -14,6 +14,7 @@ from .model import ERROR, HOLDS, CheckResult, Entry, Form, Release, Verdict, che
 from .progress import Progress
 from .reading import FileCache, Reader, Unknown
 from .sources import Source, SourceUnavailable
+from .surface import read as surface_read
 from .verdicts import VerdictCache
 
 
@@ -157,7 +158,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                    relocate: Callable[[CheckResult], bool] | None = None,
                    evidence: dict | None = None, parsed: FileCache | None = None,
                    memo: dict | None = None, helper: Helper | None = None,
-                   searches=None) -> list[CheckResult]:
+                   searches=None, surface: Callable | None = None,
+                   surface_paths: Iterable[str] = ()) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release: the forms of each check that apply
     at the release are evaluated, and combined into the check's verdict. A check none of whose forms
     applies has no result.
@@ -179,6 +181,9 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
 
     `helper` (a Helper, kept by the caller for the run) evaluates some of the files
     in worker processes while this one evaluates the others.
+
+    `surface(snapshot)`, when given, is called with the release's snapshot once its checks are evaluated (the
+    release surface is read there); `surface_paths` are read in the same archive pass as the checks' files.
     """
     stats.count("releases")
     cache = cache or FileCache()
@@ -203,7 +208,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
                 # Checks run on each file as soon as the archive pass has it, while the pass goes on; with a
                 # pass (new contents, most likely) the helper starts while it reads.
                 on_pass = (lambda: helper.expect(len(paths))) if helper is not None else None
-                for path in snapshot.files(paths, on_pass):
+                wanted = paths + sorted(set(surface_paths) - set(by_path)) if surface is not None else paths
+                for path in snapshot.files(wanted, on_pass):
                     files.check(by_path.get(path, []))
         except SourceUnavailable as exc:  # what was checked during a failed pass counts for nothing
             files.collect(wait=True)  # the helper's answers, about contents read, stay good in `verdicts`
@@ -226,6 +232,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             results = locate.with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
         if evidence is not None:
             evidence.update(_excerpts(results, snapshot))
+        if surface is not None:
+            surface(snapshot)
     finally:
         snapshot.close()
     return results
@@ -271,6 +279,20 @@ class EngineRun:
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
     evidence: dict | None = None  # excerpts at the newest release, when it was verified
     ledger: object | None = None  # the engine's ledger as saved at the end of the run
+    surfaces: dict = field(default_factory=dict)  # version -> surface.store.ReleaseSurface read in this run
+
+
+def _surface_candidates(spec, run: EngineRun, surfaces) -> list[str]:
+    """The files a release's surface most likely reads, named before its archive is listed: the registry's
+    literal paths and the files of the last surface read (this run's, else the newest on file)."""
+    if spec is None:
+        return []
+    last = None
+    if run.surfaces:
+        last = run.surfaces[list(run.surfaces)[-1]]
+    elif surfaces is not None and surfaces.releases:
+        last = surfaces.releases[surfaces.versions()[-1]]
+    return sorted(set(spec.literal_paths()) | set(last.files if last is not None else ()))
 
 
 def _stale(version: str, record: ReleaseRecord, pairs) -> bool:
@@ -331,13 +353,18 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
 def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions=None, since=None,
                   new=False, source_label: str = "", progress: Progress | None = None,
                   verdicts: VerdictCache | None = None, prune: set[str] | None = None,
-                  loaded: EngineLedger | None = None, searches=None, old_evidence: dict | None = None) -> EngineRun:
+                  loaded: EngineLedger | None = None, searches=None, old_evidence: dict | None = None,
+                  surface_spec=None, surfaces=None) -> EngineRun:
     """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
 
     `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
     `loaded` is the engine's ledger when the caller has read it already; it is updated. `old_evidence` is
     its evidence, likewise. Both are read (and a file that is not what `verify` writes refused, LedgerError)
     before anything is written.
+
+    With `surface_spec` (surface.read.SurfaceSpec), each release's surface is read in the same pass as its checks'
+    files, and the engine's surface file (`surfaces`, as loaded) gets the releases read; with `--new`, a release
+    without a surface record counts as not seen.
     """
     run = EngineRun(engine)
     engine_ledger = loaded if loaded is not None else ledger.load(engine)
@@ -346,11 +373,14 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     # With --new, a release counts as seen only when it has a verdict of every check as written now,
     # so that a new or edited entry gets its history filled in by the next scheduled run.
     seen = {v for v in engine_ledger.releases if not _stale(v, engine_ledger.releases[v], pairs)}
+    if surface_spec is not None and surfaces is not None:
+        seen &= {r.version for r in available if surfaces.current(r)}
     bounds = {entry.id: entry_bounds(entry, engine) for entry in {id(e): e for e, _ in pairs}.values()}
     run.releases = choose_releases(available, seen, versions=versions, since=since, new=new)
     cache = FileCache()
     parsed = FileCache()  # files parsed by relocation searches, by content: apart from `cache`, which they would flush
     memo: dict = {}  # the last release's verdicts and files, for a release whose files are all the same
+    surface_memo: dict = {}  # the last release's surface, for a release whose surface files are the same
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     last_status = _last_statuses(engine_ledger, run.releases[0].version if run.releases else None)
     newest = available[-1].version if available else None
@@ -367,9 +397,19 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
                 evidence = {} if release.version == newest else None
+                read_surface = None
+                if surface_spec is not None and surfaces is not None and not surfaces.current(release):
+                    def read_surface(snapshot, release=release):
+                        try:
+                            run.surfaces[release.version] = surface_read.read_surface(
+                                snapshot, surface_spec, release, now, __version__, surface_memo)
+                        except SourceUnavailable as exc:
+                            run.skipped.append(f"error: {engine} {release.version}: its surface could not be read "
+                                               f"({exc}); not recorded")
                 results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
                                          evidence=evidence, parsed=parsed, memo=memo, helper=helper,
-                                         searches=searches)
+                                         searches=searches, surface=read_surface,
+                                         surface_paths=_surface_candidates(surface_spec, run, surfaces))
                 if evidence is not None:
                     run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
                 if not memo.get("reused"):  # a release carried over leaves every status as it was
@@ -400,6 +440,9 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     if changed or engine_ledger.migrated or not ledger.path(engine).exists():
         ledger.save(engine_ledger)  # else the file says it all already: not written again
     run.ledger = engine_ledger
+    if run.surfaces and surfaces is not None:
+        surfaces.releases.update(run.surfaces)
+        ledger.save_surfaces(surfaces)
     if run.evidence is not None:
         ledger.save_evidence(run.evidence, merge=prune is None, old=old_evidence)
     return run

@@ -18,6 +18,7 @@ from .. import __version__, kb as kb_module, report
 from ._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, LintRefusal, UsageError
 from ._explore import run_bisect, run_locate, run_show, run_trace
 from ._publish import run_audit, run_new, run_schema, run_site
+from ._surface import run_diff, run_surface
 from ._verify import mutate_entries, run_check, run_mutate, run_verify
 
 __all__ = ["main", "build_parser", "mutate_entries", "UsageError", "LintRefusal"]
@@ -209,6 +210,30 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--site-url", default="", metavar="URL", help="the published site, for a link to each entry")
     audit.set_defaults(run=run_audit)
 
+    surface = commands.add_parser(
+        "surface", help="a release's flags, environment variables, metrics and request fields, with defaults",
+        description="The release surface of one engine release, read statically from its code: command-line "
+                    "flags (with defaults, spellings and choices), environment variables (with the defaults the "
+                    "code reads them with), Prometheus metrics and OpenAI request fields, each with the file and "
+                    "line that define it. A default the engine derives at run time is 'computed: EXPR'. From the "
+                    "ledger's surface file (written by `gotchas verify`); a release not in it is read from "
+                    "--source (default: the package index) and not recorded.")
+    _surface_options(surface)
+    surface.add_argument("version", metavar="VERSION", help="the release ('latest': the newest recorded)")
+    surface.set_defaults(run=run_surface)
+
+    diff_command = commands.add_parser(
+        "diff", help="what changes between two releases: flags, variables, metrics, request fields, entries",
+        description="What changes from release FROM to release TO of an engine: flags, environment variables, "
+                    "metrics and request fields added, removed, renamed (one spells the other, the same config "
+                    "field, or the same help) and changed (default, choices, spellings, deprecation), each with "
+                    "its file and line on both sides; then the entries that start or stop biting, with the checks "
+                    "whose verdict differs and their lines.")
+    _surface_options(diff_command)
+    diff_command.add_argument("older", metavar="FROM")
+    diff_command.add_argument("newer", metavar="TO")
+    diff_command.set_defaults(run=run_diff)
+
     schema = commands.add_parser(
         "schema", help="print the JSON Schema of an entry's front matter",
         description="Print the JSON Schema of front matter, with the KB's vocabularies; "
@@ -217,6 +242,17 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--write", action="store_true", help="write gotchas/entry.schema.json instead of printing")
     schema.set_defaults(run=run_schema)
     return parser
+
+
+def _surface_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("engine", metavar="ENGINE")
+    command.add_argument("--kind", action="append", default=[], metavar="KIND",
+                         help="only these kinds: flags, env, metrics, requests (repeatable, or comma-separated)")
+    command.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    command.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    command.add_argument("--source", default="", metavar="SPEC",
+                         help="read releases from here instead of the ledger's surface file: pypi, git:URL_OR_PATH "
+                              "or dir:PATH")
 
 
 def _entry_command(commands, name: str, summary: str, description: str) -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ from .. import kb as kb_module, report, run
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
 from ..model import CHANGED, MISSING
 from ..progress import Progress
+from ..surface.read import SurfaceSpec
 from ..verify import selected_checks
 from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _close, _exit_code, _kb,
                       _load, _load_clean, _make_sources, _source_locations)
@@ -82,7 +83,8 @@ def run_verify(args) -> int:
         verified = run.verify_engines(engines, sources, labels, pairs, entries, ledger,
                                       oldest={name: kb.engines[name].oldest for name in engines},
                                       versions=args.release, since=args.since, new=args.new, prune=not args.entries,
-                                      wait=args.wait, progress=progress)
+                                      wait=args.wait, progress=progress,
+                                      surface_specs={name: SurfaceSpec.of(kb.engines[name]) for name in engines})
     except LookupError as exc:
         raise UsageError(str(exc)) from None
     except LedgerError as exc:

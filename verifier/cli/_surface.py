@@ -1,0 +1,141 @@
+"""The commands over release surfaces: `surface` (one release's flags, variables, metrics and request fields) and
+`diff` (what changes between two releases, and which entries start or stop biting)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+
+from .. import __version__, history, report
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from ..progress import Progress
+from ..report._surface import diff_json, diff_markdown, diff_text, surface_json, surface_markdown, surface_text
+from ..sources import SourceUnavailable
+from ..surface.diff import diff
+from ..surface.model import KIND_WORDS, KINDS
+from ..surface.read import SurfaceSpec, read_surface
+from ..verify import choose_releases
+from ._common import EXIT_ERROR, EXIT_OK, UsageError, _check_engine, _close, _kb, _load, _make_source
+
+
+def _kinds(args) -> tuple[str, ...]:
+    if not args.kind:
+        return KINDS
+    chosen = []
+    for word in args.kind:
+        for part in word.split(","):
+            if part not in KIND_WORDS:
+                raise UsageError(f"--kind {part!r}: choose from flags, env, metrics, requests")
+            chosen.append(KIND_WORDS[part])
+    return tuple(k for k in KINDS if k in chosen)
+
+
+class _Surfaces:
+    """Release surfaces from the ledger's surface file, or read from the engine's source for a release the file
+    does not have (nothing is written: `gotchas verify` records them)."""
+
+    def __init__(self, kb, args, engine: str) -> None:
+        self.kb, self.args, self.engine = kb, args, engine
+        self.spec = SurfaceSpec.of(kb.engines[engine])
+        if self.spec is None:
+            raise UsageError(f"{engine}: the engine registry gives no `surface` files for it")
+        self.ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
+        try:
+            self.stored = self.ledger.load_surfaces(engine)
+        except LedgerError as exc:
+            raise UsageError(str(exc)) from None
+        self.source = None
+        self.progress = Progress()
+
+    def get(self, version: str):
+        versions = self.stored.versions()
+        if version == "latest" and versions and not self.args.source:
+            version = versions[-1]
+        if version in self.stored.releases and not self.args.source:
+            return self.stored.surface(version), None
+        if self.source is None:
+            self.source = _make_source(self.kb, self.engine, self.args.source or "pypi", self.progress)
+        try:
+            release = choose_releases(self.source.releases(), set(), versions=[version])[0]
+        except LookupError as exc:
+            raise UsageError(f"{self.engine}: {exc}") from None
+        self.progress.status(f"{self.engine} {release.version}: reading its surface", force=True)
+        snapshot = self.source.open(release)
+        try:
+            now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            record = read_surface(snapshot, self.spec, release, now, __version__)
+        finally:
+            snapshot.close()
+            self.progress.done()
+        return record.surface(self.engine), (f"note: {self.engine} {release.version} is not in the ledger's surface "
+                                             f"file; read from {self.args.source or 'pypi'}")
+
+    def close(self) -> None:
+        if self.source is not None:
+            _close(self.source)
+
+
+def run_surface(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    kinds = _kinds(args)
+    surfaces = _Surfaces(kb, args, args.engine)
+    try:
+        surface, note = surfaces.get(args.version)
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        surfaces.close()
+    if note:
+        print(report.terminal(note), file=sys.stderr)
+    name = kb.engines[args.engine].name
+    if args.format == "json":
+        sys.stdout.write(json.dumps(surface_json(args.engine, surface, kinds), indent=1, ensure_ascii=False) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(surface_markdown(name, surface, kinds))
+    else:
+        sys.stdout.write(surface_text(name, surface, kinds))
+    return EXIT_OK
+
+
+def run_diff(args) -> int:
+    kb = _kb(args)
+    _check_engine(kb, args.engine)
+    kinds = _kinds(args)
+    surfaces = _Surfaces(kb, args, args.engine)
+    notes = []
+    try:
+        older, note_a = surfaces.get(args.older)
+        newer, note_b = surfaces.get(args.newer)
+    except SourceUnavailable as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        surfaces.close()
+    notes += [n for n in (note_a, note_b) if n]
+    result = diff(older, newer, kinds)
+    try:
+        engine_ledger = surfaces.ledger.load(args.engine)
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
+    changes = []
+    if older.version in engine_ledger.releases and newer.version in engine_ledger.releases:
+        changes = history.between(engine_ledger, older.version, newer.version)
+    else:
+        notes.append(f"note: the ledger has no verdicts of {older.version} or {newer.version}: entries not compared")
+    titles = {}
+    if changes:
+        _, _, entries = _load(kb, [])
+        titles = {e.id: e.title for e in entries}
+    for note in notes:
+        print(report.terminal(note), file=sys.stderr)
+    name = kb.engines[args.engine].name
+    if args.format == "json":
+        sys.stdout.write(json.dumps(diff_json(args.engine, result, changes), indent=1, ensure_ascii=False) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(diff_markdown(name, result, changes, titles))
+    else:
+        sys.stdout.write(diff_text(name, result, changes, titles))
+    return EXIT_OK

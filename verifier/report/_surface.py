@@ -1,0 +1,177 @@
+"""What `gotchas surface` and `gotchas diff` print: a release's surface, and what changes between two releases
+(the surface's items, and the entries that start or stop biting), as text, Markdown or JSON."""
+
+from __future__ import annotations
+
+from ..model import HOLDS
+from ..surface.model import KINDS, Item
+from ._check import _md
+from ._terminal import _terminal_lines
+
+SURFACE_FORMATS = ("text", "json", "markdown")
+_KIND_TITLES = {"flag": "Flags", "env": "Environment variables", "metric": "Metrics", "request": "Request fields"}
+
+
+def _where(item: Item) -> str:
+    return f"{item.path}:{item.line}" if item.path else ""
+
+
+def _default(item: Item) -> str:
+    return item.describe_default() or "-"
+
+
+def surface_text(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
+    out = []
+    counts = surface.counts()
+    out.append(f"{engine_name} {surface.version}: " + ", ".join(f"{counts[k]} {_KIND_TITLES[k].lower()}"
+                                                               for k in kinds))
+    for kind in kinds:
+        items = surface.of_kind(kind)
+        if not items:
+            continue
+        out += ["", f"{_KIND_TITLES[kind]} ({len(items)})"]
+        for item in items:
+            spelt = ", ".join(item.spellings())
+            extra = f"  [choices: {', '.join(item.choices)}]" if item.choices else ""
+            flags = "  (deprecated)" if item.deprecated else ""
+            default = f"  default {_default(item)}" if item.kind != "metric" else f"  {item.detail}"
+            out.append(f"  {spelt}{default}{extra}{flags}  {_where(item)}")
+    return _terminal_lines(out)
+
+
+def surface_markdown(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
+    out = [f"# {_md(engine_name)} {_md(surface.version)}: release surface", ""]
+    for kind in kinds:
+        items = surface.of_kind(kind)
+        if not items:
+            continue
+        out += [f"## {_KIND_TITLES[kind]} ({len(items)})", "", "| name | default | choices | where |",
+                "|---|---|---|---|"]
+        for item in items:
+            name = ", ".join(f"`{_md(s)}`" for s in item.spellings())
+            default = _md(item.detail) if item.kind == "metric" else f"`{_md(_default(item))}`"
+            out.append(f"| {name}{' (deprecated)' if item.deprecated else ''} | {default} | "
+                       f"{_md(', '.join(item.choices))} | {_md(_where(item))} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def surface_json(engine: str, surface, kinds: tuple[str, ...]) -> dict:
+    return {"engine": engine, "version": surface.version, "identity": surface.identity,
+            "items": [i.to_json() for kind in kinds for i in surface.of_kind(kind)]}
+
+
+# --- diff ------------------------------------------------------------------------------------------------------
+
+def _biting(changes) -> tuple[list, list, list]:
+    """(start biting, stop biting, other status changes) of history.between's changes."""
+    start = [c for c in changes if c.after == HOLDS]
+    stop = [c for c in changes if c.before == HOLDS]
+    other = [c for c in changes if c not in start and c not in stop]
+    return start, stop, other
+
+
+def _side(item: Item | None) -> str:
+    if item is None:
+        return ""
+    return f"{_default(item)} ({_where(item)})"
+
+
+def _change_line(change) -> str:
+    a, b = change.before, change.after
+    if change.what == "added":
+        return f"+ {b.name}  default {_default(b)}  {_where(b)}" if b.kind != "metric" else \
+            f"+ {b.name}  {b.detail}  {_where(b)}"
+    if change.what == "removed":
+        return f"- {a.name}  (was default {_default(a)}, {_where(a)})" if a.kind != "metric" else \
+            f"- {a.name}  (was {_where(a)})"
+    if change.what == "renamed":
+        more = f"; {', '.join(change.fields)} changed" if change.fields else ""
+        return f"~ {a.name} -> {b.name}  {_where(a)} -> {_where(b)}{more}"
+    parts = []
+    for name in change.fields:
+        if name == "default":
+            parts.append(f"default {_default(a)} -> {_default(b)}")
+        elif name == "choices":
+            added, removed = set(b.choices) - set(a.choices), set(a.choices) - set(b.choices)
+            parts.append("choices" + (f" +{', +'.join(sorted(added))}" if added else "")
+                         + (f" -{', -'.join(sorted(removed))}" if removed else ""))
+        elif name == "aliases":
+            parts.append(f"spellings {', '.join(a.spellings())} -> {', '.join(b.spellings())}")
+        elif name == "deprecated":
+            parts.append("deprecated" if b.deprecated else "no longer deprecated")
+    return f"* {b.name}: {'; '.join(parts)}  {_where(a)} -> {_where(b)}"
+
+
+def _check_line(transition) -> str:
+    def where(record) -> str:
+        if not record.path:
+            return ""
+        lines = f":{record.lines[0]}-{record.lines[1]}" if record.lines else ""
+        return f" at {record.path}{lines}"
+
+    return (f"{transition.check}: {transition.before.verdict}{where(transition.before)} -> "
+            f"{transition.after.verdict}{where(transition.after)}")
+
+
+def diff_text(engine_name: str, result, changes, titles: dict[str, str]) -> str:
+    out = [f"{engine_name} {result.older} -> {result.newer}"]
+    counts = result.counts()
+    out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + " (flags, variables, metrics, request fields)")
+    for kind in KINDS:
+        found = result.of(kind=kind)
+        if found:
+            out += ["", f"{_KIND_TITLES[kind]} ({len(found)})"]
+            out += [f"  {_change_line(c)}" for c in found]
+    start, stop, other = _biting(changes)
+    for title, group in (("Entries that start biting", start), ("Entries that stop biting", stop),
+                         ("Other status changes", other)):
+        if group:
+            out += ["", f"{title} ({len(group)})"]
+            for change in group:
+                out.append(f"  {change.entry}: {change.before or 'no status'} -> {change.after}"
+                           f"  {titles.get(change.entry, '')}")
+                out += [f"    {_check_line(t)}" for t in change.checks]
+    if not result.changes and not changes:
+        out += ["", "no difference"]
+    return _terminal_lines(out)
+
+
+def diff_markdown(engine_name: str, result, changes, titles: dict[str, str]) -> str:
+    out = [f"# {_md(engine_name)} {_md(result.older)} → {_md(result.newer)}", ""]
+    counts = result.counts()
+    out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + ".")
+    for kind in KINDS:
+        found = result.of(kind=kind)
+        if not found:
+            continue
+        out += ["", f"## {_KIND_TITLES[kind]} ({len(found)})", "", f"| change | name | {result.older} | "
+                f"{result.newer} |", "|---|---|---|---|"]
+        for c in found:
+            detail = f" ({', '.join(c.fields)})" if c.fields else ""
+            name = c.name if c.what != "renamed" else f"{c.before.name} → {c.name}"
+            out.append(f"| {c.what}{detail} | `{_md(name)}` | {_md(_side(c.before))} | {_md(_side(c.after))} |")
+    start, stop, other = _biting(changes)
+    for title, group in (("Entries that start biting", start), ("Entries that stop biting", stop),
+                         ("Other status changes", other)):
+        if group:
+            out += ["", f"## {title} ({len(group)})", ""]
+            for change in group:
+                out.append(f"- `{_md(change.entry)}`: {_md(change.before or 'no status')} → {_md(change.after)}"
+                           f" ({_md(titles.get(change.entry, ''))})")
+                out += [f"  - {_md(_check_line(t))}" for t in change.checks]
+    return "\n".join(out) + "\n"
+
+
+def diff_json(engine: str, result, changes) -> dict:
+    start, stop, other = _biting(changes)
+
+    def entry(change) -> dict:
+        return {"entry": change.entry, "before": change.before, "after": change.after,
+                "checks": [{"check": t.check, "before": t.before.to_json(), "after": t.after.to_json()}
+                           for t in change.checks]}
+
+    return {"engine": engine, "from": result.older, "to": result.newer, "counts": result.counts(),
+            "changes": [c.to_json() for c in result.changes],
+            "entries": {"start": [entry(c) for c in start], "stop": [entry(c) for c in stop],
+                        "other": [entry(c) for c in other]}}
