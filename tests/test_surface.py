@@ -14,7 +14,7 @@ from verifier.surface.model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item, S
 from verifier.surface.read import SurfaceSpec, matches
 from verifier.surface.store import EngineSurfaces, ReleaseSurface, SurfaceError, decode, encode
 
-from .conftest import VALID_ENTRY, run_cli
+from .conftest import SCHED_PY, VALID_ENTRY, run_cli
 from .index_server import IndexServer, make_sdist
 
 
@@ -406,7 +406,7 @@ ENVS_1 = 'import os\nenvironment_variables = {\n    "VLLM_USE_V1": lambda: os.ge
 
 def _sdist(version: str, arg_utils: str) -> bytes:
     return make_sdist({"vllm/engine/arg_utils.py": arg_utils.encode(), "vllm/envs.py": ENVS_1.encode(),
-                       "pkg/sched.py": b"", "pkg/metrics.py": b'NAME = "vllm:num_preemptions"\n', "setup.py": b""},
+                       "pkg/sched.py": SCHED_PY.encode(), "pkg/metrics.py": b'NAME = "vllm:num_preemptions"\n', "setup.py": b""},
                       top=f"vllm-{version}")
 
 
@@ -477,3 +477,34 @@ def test_registry_spec_selects_files_by_kind(kb_root):
     assert chosen["env"] == ["vllm/envs.py"]
     assert chosen["flag"] == ["vllm/config/cache.py", "vllm/engine/arg_utils.py"]
     assert "vllm/engine/arg_utils.py" in spec.literal_paths()
+
+
+def test_the_report_of_a_run_lists_the_new_releases_surface_changes(kb, index, capsys, tmp_path):
+    run_cli(capsys, "verify", "--engine", "vllm", "--release", "0.1.0")
+    report = tmp_path / "report.md"
+    code, out, err = run_cli(capsys, "verify", "--engine", "vllm", "--new", "--report", str(report))
+    text = report.read_text()
+    assert "## Release surface: vLLM 0.1.0 → 0.2.0" in text
+    assert "| changed (default) | flag | `--gpu-memory-utilization` | 0.90 (vllm/engine/arg_utils.py:" in text
+
+
+G501_ENTRY = VALID_ENTRY.replace("title: An example gotcha that is well-formed",
+                                 "title: An example gotcha that --tp and VLLM_USE_V1 do not fix") \
+    .replace("Add capacity.", "Add capacity, or set --gpu-memory-utilization lower, or --no-such-flag.")
+
+
+def test_lint_names_a_flag_that_a_release_where_the_entry_holds_does_not_have(kb, index, capsys):
+    (kb / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
+    run_cli(capsys, "verify", "--engine", "vllm")
+    (kb / "gotchas" / "ops-example.md").write_text(G501_ENTRY)
+    code, out, err = run_cli(capsys, "check", "--engine", "vllm", "--format", "json")
+    problems = [r for r in json.loads(out) if r.get("code") == "G501"]
+    lines = G501_ENTRY.split("\n")
+    assert {(p["line"], p["message"].split(" does ")[0].split(" exists ")[0]) for p in problems} == {
+        (lines.index("title: An example gotcha that --tp and VLLM_USE_V1 do not fix") + 1, "flag --tp"),
+        (next(i for i, t in enumerate(lines) if "--no-such-flag" in t) + 1, "flag --no-such-flag")}
+    tp = next(p for p in problems if "--tp " in p["message"])
+    assert "does not exist in vllm 0.1.0, where the entry holds" in tp["message"]
+    assert code == 1
+    # offline lint does not read the ledger
+    assert run_cli(capsys, "check", "--offline")[0] == 0

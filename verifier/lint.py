@@ -59,6 +59,9 @@ RULES: dict[str, str] = {
     "G403": "unknown section",
     "G404": "a section is empty",
     "G405": "text before the first section",
+    # Needs the ledger and its surface files (committed): `check` runs it unless --offline (verifier.surface.lint).
+    "G501": "a flag, environment variable or metric named in the title, Symptom, Root cause or Workaround does "
+            "not exist in a release where the entry holds",
 }
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")

@@ -280,6 +280,7 @@ class EngineRun:
     evidence: dict | None = None  # excerpts at the newest release, when it was verified
     ledger: object | None = None  # the engine's ledger as saved at the end of the run
     surfaces: dict = field(default_factory=dict)  # version -> surface.store.ReleaseSurface read in this run
+    stored_surfaces: object | None = None  # the engine's surface file as saved at the end of the run
 
 
 def _surface_candidates(spec, run: EngineRun, surfaces) -> list[str]:
@@ -443,6 +444,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     if run.surfaces and surfaces is not None:
         surfaces.releases.update(run.surfaces)
         ledger.save_surfaces(surfaces)
+    run.stored_surfaces = surfaces
     if run.evidence is not None:
         ledger.save_evidence(run.evidence, merge=prune is None, old=old_evidence)
     return run

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import kb as kb_module, report, run
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from ..model import CHANGED, MISSING
+from ..model import CHANGED, MISSING, Diagnostic
 from ..progress import Progress
 from ..surface.read import SurfaceSpec
 from ..verify import selected_checks
@@ -39,6 +39,7 @@ def run_check(args) -> int:
     results, notes = [], []
     reports = []
     if not args.offline:
+        diagnostics = diagnostics + _surface_diagnostics(kb, entries, args)
         engines_needed = {check.engine for _, check in pairs}
         given = _source_locations(kb, args.source, args.engine, engines_needed)  # the one reading of --source
         progress = Progress()
@@ -66,6 +67,26 @@ def run_check(args) -> int:
     flipped = any(r.neutral_flips for r in reports)
     return _exit_code(diagnostics, results,
                       flipped or any(r.verdict.status in (CHANGED, MISSING) for r in results))
+
+
+def _surface_diagnostics(kb, entries, args) -> list:
+    """G501 (surface.lint) over the entries, from the committed ledger and surface files."""
+    from ..surface.lint import surface_problems
+
+    ledger = Ledger(getattr(args, "ledger", None) or kb.root / DEFAULT_LEDGER_DIR)
+    engines = sorted({e for entry in entries for e in entry.engines if e in kb.engines})
+    try:
+        ledgers = {e: ledger.load(e) for e in engines}
+        surfaces = {e: ledger.load_surfaces(e) for e in engines}
+    except LedgerError as exc:
+        return [Diagnostic(str(ledger.folder), 1, "G501", f"the ledger cannot be read: {exc}")]
+    found = []
+    for entry in entries:
+        path = Path(entry.file) if Path(entry.file).is_absolute() else kb.root / entry.file
+        if not path.exists():
+            path = Path(entry.file)
+        found.extend(surface_problems(entry, path, ledgers, surfaces))
+    return found
 
 
 def run_verify(args) -> int:

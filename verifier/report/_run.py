@@ -115,6 +115,7 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "", prob
         out.append("")
     if not changes:
         out += ["No entry changed status.", ""]
+    out += _surface_section(kb, runs)
     if problems:
         out += ["## Releases that contradict `introduced` or `fixed`", ""] + [f"- {_md(p)}" for p in problems] + [""]
     if diagnostics:
@@ -122,3 +123,53 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "", prob
     if notes:
         out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(out)
+
+
+#: How many changes of one kind the nightly report lists before it says "and N more".
+_SURFACE_ROWS = 40
+
+
+def _surface_section(kb, runs) -> list[str]:
+    """What the newest release read in the run changes in the release surface, against the release recorded
+    before it (`gotchas diff ENGINE FROM TO` for the whole)."""
+    from ..ledger import version_key
+    from ..surface.diff import diff
+    from ._surface import _side
+
+    out: list[str] = []
+    for run in runs:
+        if not run.surfaces or run.ledger is None:
+            continue
+        for version in sorted(run.surfaces, key=version_key)[-1:]:  # the newest read: a new release, nightly
+            older = _previous_surface(run, version)
+            if older is None:
+                continue
+            result = diff(older, run.surfaces[version].surface(run.engine))
+            if not result.changes:
+                continue
+            name = kb.engines[run.engine].name
+            counts = ", ".join(f"{n} {what}" for what, n in result.counts().items() if n)
+            out += [f"## Release surface: {_md(name)} {_md(older.version)} → {_md(version)}", "",
+                    f"{counts} (`gotchas diff {run.engine} {older.version} {version}`).", "",
+                    "| change | kind | name | before | after |", "|---|---|---|---|---|"]
+            shown = [c for c in result.changes if c.what != "added"] + result.of("added")
+            for c in shown[:_SURFACE_ROWS]:
+                what = c.what + (f" ({', '.join(c.fields)})" if c.fields else "")
+                out.append(f"| {what} | {c.kind} | `{_md(c.name)}` | {_md(_side(c.before))} | {_md(_side(c.after))} |")
+            if len(shown) > _SURFACE_ROWS:
+                out.append(f"| … | | {len(shown) - _SURFACE_ROWS} more | | |")
+            out.append("")
+    return out
+
+
+def _previous_surface(run, version: str):
+    """The surface of the release recorded just before `version` (read in this run, or on file)."""
+    from ..ledger import version_key
+
+    stored = getattr(run, "stored_surfaces", None)
+    candidates = dict(stored.releases) if stored is not None else {}
+    candidates.update(run.surfaces)
+    earlier = [v for v in candidates if version_key(v) < version_key(version)]
+    if not earlier:
+        return None
+    return candidates[max(earlier, key=version_key)].surface(run.engine)

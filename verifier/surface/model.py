@@ -122,5 +122,7 @@ class Surface:
 
 
 def flag_key(name: str) -> str:
-    """One spelling of a flag: `--max-model-len`, `--max_model_len` and `max-model-len` are one."""
-    return name.lstrip("-").replace("_", "-").lower()
+    """One spelling of a flag: `--max-model-len` and `--max_model_len` are one; `-tp` and `--tp` are two, as
+    argparse reads them."""
+    rest = name.lstrip("-")
+    return name[:len(name) - len(rest)] + rest.replace("_", "-").lower()

@@ -1,0 +1,126 @@
+"""Lint against the release surface (G501): a flag, environment variable or metric that an entry's title, Symptom,
+Root cause or Workaround names must exist in every release where the entry holds.
+
+It reads the ledger (where each entry holds) and the surface files beside it, both committed, so it runs without the
+network; `gotchas check` runs it unless `--offline`, and `verify` does not wait for it. A name belongs to an engine
+of the entry when some recorded release of that engine has it (a vLLM flag in an entry about both engines is not
+looked for in SGLang); a name no engine of the entry has in any recorded release is reported too (a typo, or a
+name that never existed). Until sentences can be bounded to releases, the way to answer a finding is the prose:
+say from which release the flag exists, or name the one each range has.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..model import HOLDS, Diagnostic
+from .model import ENV, FLAG, METRIC, Surface, flag_key
+
+CODE = "G501"
+RULE = ("a flag, environment variable or metric named in the title, Symptom, Root cause or Workaround does not "
+        "exist in a release where the entry holds (from the ledger's surface files)")
+
+_FLAG = re.compile(r"(?<![\w/.-])--[a-z0-9][a-z0-9_-]*[a-z0-9]")
+_ENV = re.compile(r"\b(?:VLLM|SGLANG|SGL)_[A-Z0-9_]*[A-Z0-9]\b")
+_METRIC = re.compile(r"\b(?:vllm|sglang):[a-z0-9_:]*[a-z0-9]\b")
+#: What Prometheus adds to a metric's name when it is exported (a counter's `_total`, a histogram's series).
+_METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
+_PROSE_SECTIONS = ("Symptom", "Root cause", "Workaround")
+
+
+def mentions(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """(line, kind, name) of each flag, variable and metric named in the numbered lines, once per line."""
+    found = []
+    for number, text in lines:
+        seen = set()
+        for kind, pattern in ((FLAG, _FLAG), (ENV, _ENV), (METRIC, _METRIC)):
+            for m in pattern.finditer(text):
+                if (kind, m.group()) not in seen:
+                    seen.add((kind, m.group()))
+                    found.append((number, kind, m.group()))
+    return found
+
+
+def _prose_lines(path: Path, entry) -> list[tuple[int, str]]:
+    """The title's line and the lines of the Symptom, Root cause and Workaround sections, numbered as in the file."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        return []
+    chosen = []
+    title_line = entry.lines.get("title")
+    if title_line:
+        chosen.append((title_line, lines[title_line - 1] if title_line <= len(lines) else entry.title))
+    starts = sorted((line, title) for key, line in entry.lines.items() if key.startswith("section:")
+                    for title in [key.split(":", 1)[1]])
+    for index, (start, title) in enumerate(starts):
+        if title not in _PROSE_SECTIONS:
+            continue
+        end = starts[index + 1][0] - 1 if index + 1 < len(starts) else len(lines)
+        chosen += [(n, lines[n - 1]) for n in range(start + 1, end + 1) if n <= len(lines)]
+    return chosen
+
+
+def _has(surface: Surface, kind: str, name: str) -> bool:
+    if kind == FLAG:
+        return surface.flag(name) is not None
+    if kind == ENV:
+        return (ENV, name) in surface.items
+    names = {name} | {name[:-len(s)] for s in _METRIC_SUFFIXES if name.endswith(s)}
+    return any((METRIC, n) in surface.items for n in names)
+
+
+def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
+    """G501 for one entry: `ledgers` and `surfaces` by engine (ledger.EngineLedger, store.EngineSurfaces)."""
+    found: list[Diagnostic] = []
+    named = mentions(_prose_lines(path, entry))
+    if not named:
+        return found
+    per_engine = {}
+    for engine in entry.engines:
+        stored = surfaces.get(engine)
+        ledger = ledgers.get(engine)
+        if stored is None or not stored.releases or ledger is None:
+            continue
+        recorded = {v: stored.surface(v) for v in stored.versions()}
+        holds = [v for v in stored.versions() if (r := ledger.entry(v, entry.id)) is not None and r.status == HOLDS]
+        per_engine[engine] = (recorded, holds)
+    if not per_engine:
+        return found
+    reported = set()
+    for line, kind, name in named:
+        if (kind, name) in reported:
+            continue
+        owners = [e for e, (recorded, _) in per_engine.items() if any(_has(s, kind, name) for s in recorded.values())]
+        word = {FLAG: "flag", ENV: "environment variable", METRIC: "metric"}[kind]
+        if not owners:
+            found.append(Diagnostic(entry.file, line, CODE, f"{word} {name} exists in no recorded release of "
+                                                           f"{', '.join(per_engine)}; check its spelling"))
+            reported.add((kind, name))
+            continue
+        for engine in owners:
+            recorded, holds = per_engine[engine]
+            lacking = [v for v in holds if not _has(recorded[v], kind, name)]
+            if lacking:
+                found.append(Diagnostic(entry.file, line, CODE,
+                                        f"{word} {name} does not exist in {engine} {_ranges(lacking, holds)}, where "
+                                        f"the entry holds; say from which release it applies, or what those "
+                                        f"releases have instead"))
+                reported.add((kind, name))
+    return found
+
+
+def _ranges(versions: list[str], among: list[str]) -> str:
+    """`0.8.0-0.9.2, 0.11.0` for versions, runs taken over the order of `among`."""
+    index = {v: i for i, v in enumerate(among)}
+    runs: list[list[str]] = []
+    for version in versions:
+        if runs and index[version] == index[runs[-1][-1]] + 1:
+            runs[-1].append(version)
+        else:
+            runs.append([version])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+__all__ = ["CODE", "RULE", "flag_key", "mentions", "surface_problems"]
