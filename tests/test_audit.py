@@ -338,11 +338,21 @@ def cli(real_kb, monkeypatch, capsys):
 PRIORITY = "config-request-priority-ignored-under-fcfs"
 
 
+def _policy_default_at(version: str) -> str:
+    """How audit words the --scheduling-policy default of a release: read from the release surface the ledger
+    keeps (the code of that release), not from the entry."""
+    from verifier.ledger import Ledger
+
+    item = Ledger(REPO / "ledger").load_surfaces("vllm").surface(version).flag("--scheduling-policy")
+    assert item is not None and item.value == "fcfs"
+    return f"--scheduling-policy is fcfs (default fcfs in {version}, {item.path}:{item.line})"
+
+
 def test_done_when_vllm_0_10_0_lists_the_priority_gotcha_and_a_serve_line_drops_it(cli):
     code, out, _ = cli("--engine", "vllm==0.10.0", "--site-url", "https://gotchas.example/")
     assert code == 1
     assert f"    {PRIORITY}: Request priority is accepted and silently ignored" in out
-    assert "only if --scheduling-policy is fcfs (default fcfs)" in out
+    assert f"only if {_policy_default_at('0.10.0')}" in out
     assert "workaround: Start the server with `--scheduling-policy priority`" in out
     assert f"https://gotchas.example/entries/{PRIORITY}/" in out
     code, out, _ = cli("--engine", "vllm==0.10.0", "--serve", "vllm serve Qwen/Qwen3-8B --scheduling-policy priority")
@@ -465,11 +475,11 @@ def test_json_and_markdown(cli):
     data = json.loads(out)
     (target,) = data["targets"]
     priority = next(g for g in target["gotchas"] if g["id"] == PRIORITY)
-    assert priority["status"] == "bites only if" and priority["only_if"] == ["--scheduling-policy is fcfs (default fcfs)"]
+    assert priority["status"] == "bites only if" and priority["only_if"] == [_policy_default_at("0.10.0")]
     assert priority["workaround"].startswith("Start the server with")
     code, out, _ = cli("--engine", "vllm==0.10.0", "--format", "markdown")
     assert out.startswith("# Gotchas that apply to this deployment\n\n## vLLM 0.10.0\n")
-    assert f"| bites only if: --scheduling-policy is fcfs (default fcfs) | `{PRIORITY}`:" in out
+    assert f"| bites only if: {_policy_default_at('0.10.0')} | `{PRIORITY}`:" in out
 
 
 # --- the compiled KB and the installed wheel ----------------------------------------------------------------

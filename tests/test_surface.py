@@ -400,7 +400,8 @@ def test_diff_pairs_renames_and_compares_defaults_by_value():
 
 ARG_UTILS_1 = V08_ARGS
 ARG_UTILS_2 = V08_ARGS.replace("gpu_memory_utilization: float = 0.90", "gpu_memory_utilization: float = 0.92") \
-    .replace("'--tensor-parallel-size', '-tp'", "'--tensor-parallel-size', '-tp', '--tp'")
+    .replace("'--tensor-parallel-size', '-tp'", "'--tensor-parallel-size', '-tp', '--tp'") \
+    .replace('scheduling_policy: str = "fcfs"', 'scheduling_policy: str = "priority"')
 ENVS_1 = 'import os\nenvironment_variables = {\n    "VLLM_USE_V1": lambda: os.getenv("VLLM_USE_V1", "1"),\n}\n'
 
 
@@ -445,7 +446,8 @@ def test_verify_records_each_releases_surface_and_diff_shows_the_change(kb, inde
 
     code, out, err = run_cli(capsys, "diff", "vllm", "0.1.0", "0.2.0", "--format", "json")
     changes = json.loads(out)["changes"]
-    assert {c["name"] for c in changes} == {"--gpu-memory-utilization", "--tensor-parallel-size"}
+    assert {c["name"] for c in changes} == {"--gpu-memory-utilization", "--tensor-parallel-size",
+                                            "--scheduling-policy"}
 
     # a second run reads nothing again: the surfaces are current
     before = (kb / "ledger" / "surface" / "vllm.json").read_text()
@@ -508,3 +510,36 @@ def test_lint_names_a_flag_that_a_release_where_the_entry_holds_does_not_have(kb
     assert code == 1
     # offline lint does not read the ledger
     assert run_cli(capsys, "check", "--offline")[0] == 0
+
+
+CONDITIONED = VALID_ENTRY.replace("checks:\n", "when:\n  - flag: --scheduling-policy\n    is: [fcfs]\nchecks:\n", 1)
+
+
+def test_a_condition_without_a_default_takes_the_codes_default_at_each_release(kb, index, capsys):
+    (kb / "gotchas" / "ops-example.md").write_text(CONDITIONED)
+    run_cli(capsys, "verify", "--engine", "vllm")
+    code, out, err = run_cli(capsys, "audit", "--kb", str(kb), "--engine", "vllm==0.1.0", "--serve", "vllm serve m",
+                             "--format", "json")
+    (target,) = json.loads(out)["targets"]
+    (found,) = [g for g in target["gotchas"] if g["id"] == "ops-example"]
+    assert found["status"] == "bites"  # 0.1.0's code defaults to fcfs
+    code, out, err = run_cli(capsys, "audit", "--kb", str(kb), "--engine", "vllm==0.2.0", "--serve", "vllm serve m")
+    assert "ops-example" in out and "--scheduling-policy is not set: default priority in 0.2.0, " \
+                                    "vllm/engine/arg_utils.py:" in out  # spared, with the line that says why
+    code, out, err = run_cli(capsys, "audit", "--kb", str(kb), "--engine", "vllm==0.2.0")
+    assert "only if --scheduling-policy is fcfs (default priority in 0.2.0, vllm/engine/arg_utils.py:" in out
+
+
+def test_a_written_default_the_code_contradicts_is_G502(kb, index, capsys):
+    (kb / "gotchas" / "ops-example.md").write_text(CONDITIONED)
+    run_cli(capsys, "verify", "--engine", "vllm")
+    written = CONDITIONED.replace("    is: [fcfs]\n", "    is: [fcfs]\n    default: fcfs\n    witness: zero\n")
+    (kb / "gotchas" / "ops-example.md").write_text(written)
+    code, out, err = run_cli(capsys, "check", "--engine", "vllm", "--format", "json")
+    (problem,) = [r for r in json.loads(out) if r.get("code") == "G502"]
+    assert problem["line"] == written.split("\n").index("  - flag: --scheduling-policy") + 1
+    assert "default 'fcfs', but the code of vllm 0.2.0 gives 'priority' (vllm/engine/arg_utils.py:" in problem["message"]
+    # a default without its witness is G202
+    (kb / "gotchas" / "ops-example.md").write_text(written.replace("    witness: zero\n", ""))
+    code, out, err = run_cli(capsys, "check", "--offline", "--format", "json")
+    assert [r["code"] for r in json.loads(out) if r.get("code", "").startswith("G")] == ["G202"]

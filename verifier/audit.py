@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from . import __version__
 from .compiled import condition_from_json
 from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key
-from .model import CHANGED, HOLDS, UNVERIFIED, Condition, setting_word
+from .model import CHANGED, COMPUTED, HOLDS, UNVERIFIED, Condition, setting_word
 
 BITES = "bites"
 ONLY_IF = "bites only if"
@@ -112,11 +112,24 @@ def nearest_release(version: str, tracked: list[str]) -> tuple[str | None, str |
     return chosen, f"{why}: audited as {chosen}, the nearest tracked release before it"
 
 
-def decide(condition: Condition, release: str, confirmed: set[str], settings: Settings | None) -> tuple[str, str]:
-    """Whether a deployment meets a condition at a release: (MET | NOT_MET | UNDECIDED, what it depends on)."""
-    default = condition.default
-    default_text = ("the engine computes the default" if condition.computed
-                    else f"default {setting_word(default)}")
+def decide(condition: Condition, release: str, confirmed: set[str], settings: Settings | None,
+           defaults: dict | None = None) -> tuple[str, str]:
+    """Whether a deployment meets a condition at a release: (MET | NOT_MET | UNDECIDED, what it depends on).
+
+    A setting the deployment leaves alone takes the default the release's code gives it (`defaults`: release ->
+    [value, "path:line"], from the release surface); where the surface does not have it, the condition's own
+    `default`, when its witness check holds at the release."""
+    from_code = (defaults or {}).get(release)
+    if from_code is not None:
+        value, where = from_code
+        code_default = value == COMPUTED
+        default = condition.default if code_default and not condition.computed and release in confirmed else value
+        default_text = ("the engine computes the default" if default == COMPUTED
+                        else f"default {setting_word(default)} in {release}, {where}")
+    else:
+        default = condition.default
+        default_text = ("the engine computes the default" if condition.computed
+                        else f"default {setting_word(default)}")
     only_if = f"{condition.describe()} ({default_text})"
     if settings is None:
         return UNDECIDED, only_if
@@ -130,12 +143,12 @@ def decide(condition: Condition, release: str, confirmed: set[str], settings: Se
             return UNDECIDED, f"{only_if}; {condition.setting} is given without a value"
         met = condition.met_by(value)
         return (MET if met else NOT_MET), f"{condition.setting} is {setting_word(value)} ({settings.origin})"
-    if condition.computed:
+    if default == COMPUTED or default is None:
         return UNDECIDED, f"{only_if}; {settings.origin} does not set it"
-    if release not in confirmed:
+    if from_code is None and release not in confirmed:
         return UNDECIDED, f"{only_if}; that default is not verified in this release"
     met = condition.met_by(default)
-    return (MET if met else NOT_MET), f"{condition.setting} is not set: default {setting_word(default)}"
+    return (MET if met else NOT_MET), f"{condition.setting} is not set: {default_text}"
 
 
 def _setting(condition: Condition, settings: Settings) -> tuple[object, bool]:
@@ -180,7 +193,8 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
                 condition = condition_from_json(data)
                 if condition.engine != item.engine or not condition.applies(release):
                     continue
-                decided, why = decide(condition, release, set(data["confirmed"]), settings.get(item.engine))
+                decided, why = decide(condition, release, set(data["confirmed"]), settings.get(item.engine),
+                                      data.get("defaults"))
                 if decided == NOT_MET:
                     outcome = NOT_MET
                     result.dropped.append(Dropped(item.engine, release, entry["id"], why))

@@ -10,7 +10,8 @@ editable install runs from) is compiled on the fly, the same way.
 Per entry: id, title, engines, the first step of its Workaround, its conditions
 (`when`), and per engine the status at each release of the ledger (recomputed
 from the check verdicts with the entry's `introduced`/`fixed`, as `show` does),
-and per condition the releases where its witness check holds.
+and per condition the releases where its witness check holds and, from the release surface, the default the code
+of each release gives its setting.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
     skipped = []
     try:
         ledgers = {engine: ledger.load(engine) for engine in kb.engines}
+        surfaces = {engine: ledger.load_surfaces(engine) for engine in kb.engines}
     except LedgerError as exc:
         raise CompiledKBError(str(exc)) from None
     entries = []
@@ -73,7 +75,9 @@ def compile_kb(root: str | os.PathLike) -> dict:
                          if (record := release.entries.get(entry.id)) is not None
                          and (check := record.checks.get(condition.witness or "")) is not None
                          and check.verdict == "holds"]
-            conditions.append({**condition_to_json(condition), "confirmed": sorted(confirmed, key=_order)})
+            conditions.append({**condition_to_json(condition), "confirmed": sorted(confirmed, key=_order),
+                               "defaults": _surface_defaults(condition, surfaces[condition.engine],
+                                                             ledgers[condition.engine].versions())})
         entries.append({
             "id": entry.id,
             "title": entry.title,
@@ -91,6 +95,21 @@ def compile_kb(root: str | os.PathLike) -> dict:
         "entries": entries,
         "skipped": skipped,
     }
+
+
+def _surface_defaults(condition: Condition, surfaces, versions: list[str]) -> dict[str, list]:
+    """Release -> [default, "path:line"] of the condition's setting, read from the release surface of each release
+    of the ledger that has it (verifier.surface.conditions)."""
+    from .surface.conditions import surface_default
+
+    found = {}
+    for version in versions:
+        surface = surfaces.surface(version)
+        if surface is not None and condition.applies(version):
+            default = surface_default(condition, surface)
+            if default is not None:
+                found[version] = list(default)
+    return found
 
 
 def _order(version: str):

@@ -62,6 +62,8 @@ RULES: dict[str, str] = {
     # Needs the ledger and its surface files (committed): `check` runs it unless --offline (verifier.surface.lint).
     "G501": "a flag, environment variable or metric named in the title, Symptom, Root cause or Workaround does "
             "not exist in a release where the entry holds",
+    "G502": "a condition's default differs from the default the code gives the setting (the release surface) in a "
+            "release where the entry holds",
 }
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
@@ -230,7 +232,9 @@ def _conditions(entry: Entry, loaded: LoadedEntry, kb: KB):
             yield Diagnostic(loaded.file, line("engine"), "G304", f"{what}: engine {condition.engine!r} is not among "
                                                                   f"the entry's engines ({', '.join(entry.engines)})")
         witness = checks.get(condition.witness or "")
-        if witness is None:
+        if condition.witness is None and condition.default is None:
+            pass  # the default comes from the release surface of each release (verifier.surface.conditions)
+        elif witness is None:
             yield Diagnostic(loaded.file, line("witness"), "G202",
                              f"{what}: witness {condition.witness!r} is not a check of this entry; name the check "
                              f"that pins the default (checks: {', '.join(checks) or 'none'})")

@@ -92,8 +92,10 @@ def entry_schema(kb: KB) -> dict:
     condition = {
         "type": "object",
         "additionalProperties": False,
-        "required": ["default", "witness"],
-        "description": "a setting under which the gotcha bites: it applies when every condition of its engine is met",
+        "dependentRequired": {"default": ["witness"], "witness": ["default"]},
+        "description": "a setting under which the gotcha bites: it applies when every condition of its engine is "
+                       "met; with neither default nor witness, the default is the code's at each release (the "
+                       "release surface)",
         "properties": {
             "engine": {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"},
             "flag": {"anyOf": [flag, {"type": "array", "minItems": 1, "uniqueItems": True, "items": flag}],
@@ -102,8 +104,9 @@ def entry_schema(kb: KB) -> dict:
             "env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "an environment variable"},
             "is": {**values, "description": "the values under which the gotcha bites"},
             "is-not": {**values, "description": "the values under which it does not"},
-            "default": {**setting_value, "description": "what a deployment that does not set it gets; 'computed' "
-                                                        "when the engine derives it"},
+            "default": {**setting_value, "description": "what a deployment that does not set it gets, where the "
+                                                        "release surface does not say; 'computed' when the engine "
+                                                        "derives it"},
             "witness": {"type": "string", "pattern": _KEBAB, "description": "the check of this entry that pins the "
                                                                             "default"},
             "since": {**_VERSION, "description": "the first release (inclusive) in which this condition applies"},

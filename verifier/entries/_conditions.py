@@ -58,12 +58,15 @@ def _condition(node: _yaml.Node, entry: Entry, problem) -> Condition | None:
                 "a condition gives the values that make the gotcha bite ('is') or those that spare it ('is-not'), "
                 "not both" if "is" in fields else "a condition needs 'is' or 'is-not'")
         ok = False
-    for key in ("default", "witness"):
-        if key not in fields:
-            problem(node.line, "G202", f"a condition needs {key!r}" + (
-                ": the check of this entry that pins the default" if key == "witness" else
-                ": what a deployment that does not set it gets (or 'computed')"))
-            ok = False
+    # Both left out: the default comes from the release surface. A default written needs its witness, and a
+    # witness pins a default.
+    if ("default" in fields) != ("witness" in fields):
+        missing = "witness" if "default" in fields else "default"
+        problem(node.line, "G202", f"a condition needs {missing!r} with {'default' if missing == 'witness' else 'witness'}"
+                + (": the check of this entry that pins the default" if missing == "witness" else
+                   ": what a deployment that does not set it gets (or 'computed')")
+                + "; or leave both out to take the default from the release surface of each release")
+        ok = False
     flags: list[str] = []
     if "flag" in fields:
         flag_node = fields["flag"]

@@ -111,6 +111,42 @@ def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[D
     return found
 
 
+CONDITION_CODE = "G502"
+
+
+def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
+    """G502 for one entry: a condition whose written `default` is not the default the code gives the setting (a
+    literal in the release surface) in releases where the entry holds. The surface wins in `audit`; the entry
+    should say the same, or bound the condition (`since`/`until`) to where it is true."""
+    from ..model import setting_value
+    from .conditions import surface_default
+
+    found = []
+    for condition in entry.conditions:
+        if condition.default is None or condition.computed:
+            continue
+        stored, ledger = surfaces.get(condition.engine), ledgers.get(condition.engine)
+        if stored is None or ledger is None:
+            continue
+        holds = [v for v in stored.versions() if condition.applies(v)
+                 and (r := ledger.entry(v, entry.id)) is not None and r.status == HOLDS]
+        differs: dict[str, list[str]] = {}
+        where = {}
+        for version in holds:
+            default = surface_default(condition, stored.surface(version))
+            if default is None or default[0] == "computed":
+                continue
+            if setting_value(default[0]) != setting_value(condition.default):
+                differs.setdefault(str(default[0]), []).append(version)
+                where.setdefault(str(default[0]), default[1])
+        for value, versions in differs.items():
+            found.append(Diagnostic(entry.file, condition.line, CONDITION_CODE,
+                                    f"condition on {condition.setting}: default {condition.default!r}, but the code "
+                                    f"of {condition.engine} {_ranges(versions, holds)} gives {value!r} "
+                                    f"({where[value]}); bound the condition to where it is true"))
+    return found
+
+
 def _ranges(versions: list[str], among: list[str]) -> str:
     """`0.8.0-0.9.2, 0.11.0` for versions, runs taken over the order of `among`."""
     index = {v: i for i, v in enumerate(among)}
@@ -123,4 +159,4 @@ def _ranges(versions: list[str], among: list[str]) -> str:
     return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
-__all__ = ["CODE", "RULE", "flag_key", "mentions", "surface_problems"]
+__all__ = ["CODE", "CONDITION_CODE", "RULE", "condition_problems", "flag_key", "mentions", "surface_problems"]
