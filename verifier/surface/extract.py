@@ -565,7 +565,15 @@ class _Flags:
         return chosen or [cls]
 
     def _overrides(self, scope: tree_sitter.Node, kwargs_name: str) -> dict[tuple[str, str], tree_sitter.Node]:
-        """`kwargs["field"]["key"] = value` in the function around an `add_argument`: (field, key) -> value."""
+        """`kwargs["field"]["key"] = value` in the function around an `add_argument`: (field, key) -> value (once
+        per function and name: vLLM's add_cli_args holds some 300 calls)."""
+        cache = self.__dict__.setdefault("_override_cache", {})
+        key = (scope.id, kwargs_name)
+        if key not in cache:
+            cache[key] = self._find_overrides(scope, kwargs_name)
+        return cache[key]
+
+    def _find_overrides(self, scope: tree_sitter.Node, kwargs_name: str) -> dict[tuple[str, str], tree_sitter.Node]:
         found = {}
         for node in _nodes(scope, "assignment"):
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")

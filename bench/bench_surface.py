@@ -1,0 +1,137 @@
+"""What the release surface costs (#25): extraction per release, and `verify --new` on one new release with and
+without it, in one run.
+
+1. Extraction: for each of a spread of releases of each engine, the surface files are read from the member store
+   (they are there after one `gotchas verify`), then `extract` runs on them; the time of `extract` alone is
+   reported per release, with the number of files and items (median of `--repeat` runs per release).
+2. `verify --new`: a copy of the committed ledger without the newest vLLM release (and, for the "with" runs, the
+   committed surface files without it too), then `gotchas verify --new --engine vllm` into it, alternating runs
+   without the surface (the verifier as before #25) and with it; medians and their ratio. Both runs find the
+   archive and the verdicts in the cache, as the nightly job on a warm runner does; what differs is the surface's
+   files, read in the same archive pass, and their extraction.
+
+    .venv/bin/python bench/bench_surface.py [--repeat 5] [--releases 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import machine  # noqa: E402
+from verifier import kb as kb_module  # noqa: E402
+from verifier.ledger import Ledger, version_key  # noqa: E402
+from verifier.sources.pypi import PyPISource  # noqa: E402
+from verifier.surface.extract import extract  # noqa: E402
+from verifier.surface.model import KINDS  # noqa: E402
+from verifier.surface.read import SurfaceSpec  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spread(versions: list[str], n: int) -> list[str]:
+    if len(versions) <= n:
+        return versions
+    return [versions[round(i * (len(versions) - 1) / (n - 1))] for i in range(n)]
+
+
+def extraction(kb, engine: str, n: int, repeat: int) -> list[tuple[str, int, int, float]]:
+    spec = SurfaceSpec.of(kb.engines[engine])
+    source = PyPISource(kb.engines[engine])
+    stored = Ledger(ROOT / "ledger").load_surfaces(engine)
+    rows = []
+    try:
+        by_version = {r.version: r for r in source.releases()}
+        for version in spread(stored.versions(), n):
+            snapshot = source.open(by_version[version])
+            try:
+                chosen = spec.select(snapshot.paths())
+                wanted = sorted({p for paths in chosen.values() for p in paths})
+                snapshot.prefetch(wanted)
+                contents = {p: d for p in wanted if (d := snapshot.read(p)) is not None}
+            finally:
+                snapshot.close()
+            by_kind = {k: {p: contents[p] for p in chosen.get(k, []) if p in contents} for k in KINDS}
+            primary = [p for p in spec.primary if p in contents]
+            times, items = [], []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                items = extract(by_kind, primary)
+                times.append(time.perf_counter() - start)
+            rows.append((version, len(contents), len(items), statistics.median(times)))
+    finally:
+        source.close()
+    return rows
+
+
+def verify_new(repeat: int) -> tuple[float, float, str]:
+    from verifier.cli import main
+
+    kb = kb_module.load(ROOT)
+    source = PyPISource(kb.engines["vllm"])
+    newest = source.releases()[-1].version
+    source.close()
+    committed = Ledger(ROOT / "ledger")
+    times = {"without": [], "with": []}
+    for _ in range(repeat):
+        for variant in ("without", "with"):
+            with tempfile.TemporaryDirectory() as folder:
+                target = Path(folder) / "ledger"
+                shutil.copytree(ROOT / "ledger", target)
+                ledger = Ledger(target)
+                for engine in ("vllm", "sglang"):
+                    surfaces = committed.load_surfaces(engine)
+                    surfaces.releases.pop(newest, None) if engine == "vllm" else None
+                    ledger.save_surfaces(surfaces)
+                engine_ledger = ledger.load("vllm")
+                if newest in engine_ledger.releases:
+                    del engine_ledger.releases[newest]
+                    ledger.save(engine_ledger)
+                argv = ["verify", "--new", "--engine", "vllm", "--ledger", str(target)]
+                if variant == "without":
+                    import verifier.cli._verify as cli_verify
+
+                    saved = cli_verify.SurfaceSpec.of
+                    cli_verify.SurfaceSpec.of = staticmethod(lambda engine: None)  # the verifier as before #25
+                try:
+                    start = time.perf_counter()
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        main(argv)
+                    times[variant].append(time.perf_counter() - start)
+                finally:
+                    if variant == "without":
+                        cli_verify.SurfaceSpec.of = saved
+    return statistics.median(times["without"]), statistics.median(times["with"]), newest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--releases", type=int, default=8)
+    args = parser.parse_args()
+    print(machine())
+    kb = kb_module.load(ROOT)
+    for engine in ("vllm", "sglang"):
+        rows = extraction(kb, engine, args.releases, args.repeat)
+        print(f"\n{engine}: extraction (median of {args.repeat})")
+        print("| release | files | items | extract |")
+        print("|---|---:|---:|---:|")
+        for version, files, items, seconds in sorted(rows, key=lambda r: version_key(r[0])):
+            print(f"| {version} | {files} | {items} | {seconds:.2f} s |")
+        print(f"median over releases: {statistics.median(r[3] for r in rows):.2f} s")
+    without, with_, newest = verify_new(args.repeat)
+    print(f"\nverify --new --engine vllm on {newest} (median of {args.repeat}): without the surface {without:.2f} s, "
+          f"with it {with_:.2f} s ({with_ / without:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
