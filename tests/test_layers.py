@@ -53,3 +53,13 @@ def test_the_import_check_sees_the_imports_it_looks_for():
     assert {"run", "report"} <= _imported(PACKAGE / "cli" / "_verify.py")  # from .. import kb as kb_module, report, run
     assert "cli" in _imported(PACKAGE / "__main__.py")
     assert "cli" in _imported(PACKAGE / "cli" / "_verify.py")  # from ._common import ...: within cli
+
+
+def test_the_surface_extractor_and_diff_read_nothing():
+    """verifier.surface: `extract`, `model`, `diff` and `conditions` are pure (source text or surfaces in, items
+    out); reading a snapshot is `read`'s, the file on disk `store`'s and the ledger's."""
+    for name in ("extract.py", "model.py", "diff.py", "conditions.py"):
+        path = PACKAGE / "surface" / name
+        imported = _imported(path)
+        assert not imported & NOT_IN_CORE, (name, imported & NOT_IN_CORE)
+    assert "surface" in _imported(PACKAGE / "surface" / "read.py")  # from .store import ...: seen

@@ -137,3 +137,49 @@ def test_seed_holds_in_every_tracked_release(kb, seed, engine, tmp_path, monkeyp
     forms = {ledger.entry(v, SEED).checks["recompute-from-zero"].form for v in ledger.versions()} if engine == "vllm" \
         else {ledger.entry(v, SEED).checks["conservativeness-advice"].form for v in ledger.versions()}
     assert forms == {0, 1, 2}  # three layouts of the same claim
+
+
+# --- the release surface, read from real releases (#25) -------------------------------------------------------------
+
+def _surface_of(kb, engine: str, version: str):
+    import datetime
+
+    from verifier.surface.read import SurfaceSpec, read_surface
+
+    source = PyPISource(kb.engines[engine])
+    snapshot = source.open(release(source, version))
+    try:
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return read_surface(snapshot, SurfaceSpec.of(kb.engines[engine]), release(source, version), now, "test") \
+            .surface(engine)
+    finally:
+        snapshot.close()
+        source.close()
+
+
+def _line(kb, engine, version, path):
+    source = PyPISource(kb.engines[engine])
+    snapshot = source.open(release(source, version))
+    try:
+        return snapshot.read(path).decode().split("\n")
+    finally:
+        snapshot.close()
+        source.close()
+
+
+@pytest.mark.parametrize("version, value", [("0.10.2", 0.9), ("0.12.0", 0.9), ("0.20.0", 0.92)])
+def test_gpu_memory_utilization_default_is_the_config_fields_of_each_release(kb, version, value):
+    item = _surface_of(kb, "vllm", version).flag("--gpu-memory-utilization")
+    assert item.value == value and item.detail == "CacheConfig.gpu_memory_utilization"
+    # the line the surface names says that default
+    line = _line(kb, "vllm", version, item.default_path)[item.default_line - 1]
+    assert "gpu_memory_utilization" in line and repr(value) in line
+
+
+def test_the_stored_surface_is_what_the_release_gives_now(kb):
+    """The committed surface of one release equals a fresh extraction from the index (nothing stale on file)."""
+    fresh = _surface_of(kb, "sglang", "0.5.10")
+    stored = Ledger(REPO / "ledger").load_surfaces("sglang").surface("0.5.10")
+    assert {i.key: i.to_json() for i in fresh.items.values()} == {i.key: i.to_json() for i in stored.items.values()}
+    env = {i.name: i for i in stored.of_kind("env")}
+    assert env["SGLANG_ENABLE_TORCH_COMPILE"].value is False

@@ -65,6 +65,15 @@ class CacheConfig:
     """Data type for kv cache storage."""
     sizes: list[int] = Field(default_factory=list)
     hash_algo: str = field(default_factory=lambda: "sha256")
+    policy: SchedulerPolicy = "fcfs"
+    limits: dict[str, int] = field(default_factory=dict)
+    impl: str = ModelImpl.AUTO.value
+
+SchedulerPolicy = Literal["fcfs", "priority"]
+
+class ModelImpl(str, enum.Enum):
+    AUTO = "auto"
+    VLLM = "vllm"
 '''
 
 V09_ARGS = '''
@@ -85,6 +94,10 @@ class EngineArgs:
         cache_group.add_argument("--kv-cache-dtype", **cache_kwargs["cache_dtype"])
         cache_group.add_argument("--sizes", **cache_kwargs["sizes"])
         cache_group.add_argument("--hash-algo", **cache_kwargs["hash_algo"])
+        cache_group.add_argument("--scheduling-policy", **cache_kwargs["policy"])
+        cache_group.add_argument("--limits", default=cast(dict, get_field(CacheConfig, "limits")))
+        cache_group.add_argument("--impl", default=ModelImpl.AUTO.value)
+        cache_group.add_argument("--token", default=cache_kwargs["hash_algo"]["default"])
 '''
 
 FRONTEND = '''
@@ -166,6 +179,10 @@ def test_plain_add_argument_flags(name, default, value, aliases, choices):
     ("--kv-cache-dtype", '"auto"', "auto", (), ("auto", "fp8", "fp8_e5m2")),  # Literal choices
     ("--sizes", "[]", [], (), ()),  # default_factory=list
     ("--hash-algo", '"sha256"', "sha256", (), ()),  # default_factory=lambda: literal
+    ("--scheduling-policy", '"fcfs"', "fcfs", (), ("fcfs", "priority")),  # choices through a Literal alias
+    ("--limits", "{}", {}, (), ()),  # cast(T, get_field(Cls, "field"))
+    ("--impl", '"auto"', "auto", (), ()),  # an enum member's value
+    ("--token", '"sha256"', "sha256", (), ()),  # kwargs["field"]["default"]
 ])
 def test_flags_from_config_classes(name, default, value, aliases, choices):
     found = items(FLAG, {"vllm/engine/arg_utils.py": V09_ARGS, "vllm/config/cache.py": CONFIG})
@@ -433,7 +450,11 @@ def test_verify_records_each_releases_surface_and_diff_shows_the_change(kb, inde
 
     code, out, err = run_cli(capsys, "surface", "vllm", "0.1.0", "--kind", "flags")
     assert code == 0, err
-    assert "--gpu-memory-utilization  default 0.90  vllm/engine/arg_utils.py:" in out
+    field_line = ARG_UTILS_1.split("\n").index("    gpu_memory_utilization: float = 0.90") + 1
+    flag_line = next(n for n, t in enumerate(ARG_UTILS_1.split("\n"), 1) if "'--gpu-memory-utilization'" in t)
+    # the default's own line (the EngineArgs field), then where the flag is registered
+    assert (f"--gpu-memory-utilization  default 0.90 (vllm/engine/arg_utils.py:{field_line})  "
+            f"vllm/engine/arg_utils.py:{flag_line}") in out
 
     code, out, err = run_cli(capsys, "surface", "vllm", "0.2.0", "--kind", "env", "--format", "json")
     data = json.loads(out)

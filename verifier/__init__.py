@@ -15,6 +15,9 @@ layers below it):
 - `verify`, `helper`, `locate`: one release's checks, evaluated here and in worker
   processes, with the lines shown as evidence and where moved code now lives.
 - `ledger`, `history`: what held where, on disk, and what changed between releases.
+- `surface`: each release's flags, environment variables, metrics and request fields, read from its code
+  (`extract`, pure; `read`, from a snapshot), kept beside the ledger (`store`), compared (`diff`), and used by
+  lint (`surface.lint`: G501, G502) and audit's conditions (`surface.conditions`).
 - `run`: the runs of the commands over engines and releases; `cli`: arguments,
   output and exit codes, and nothing else; `report`, `site`, `audit`, `trace`,
   `bisect`, `mutate`: what the other commands make of it all.

@@ -230,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "its file and line on both sides; then the entries that start or stop biting, with the checks "
                     "whose verdict differs and their lines.")
     _surface_options(diff_command)
+    diff_command.add_argument("--name", action="append", default=[], metavar="NAME",
+                              help="also show this flag, variable, metric or request field at both releases, "
+                                   "changed or not (repeatable)")
     diff_command.add_argument("older", metavar="FROM")
     diff_command.add_argument("newer", metavar="TO")
     diff_command.set_defaults(run=run_diff)

@@ -100,6 +100,15 @@ def run_surface(args) -> int:
     return EXIT_OK
 
 
+def _find(surface, wanted: str):
+    """An item by name: a flag by any spelling (`gpu-memory-utilization` and `gpu_memory_utilization` too), else a
+    variable, metric or request field by its exact name."""
+    found = surface.flag(wanted if wanted.startswith("-") else f"--{wanted}")
+    if found is not None:
+        return found
+    return next((i for i in surface.items.values() if i.name == wanted), None)
+
+
 def run_diff(args) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
@@ -131,11 +140,13 @@ def run_diff(args) -> int:
         titles = {e.id: e.title for e in entries}
     for note in notes:
         print(report.terminal(note), file=sys.stderr)
+    named = [(wanted, _find(older, wanted), _find(newer, wanted)) for wanted in args.name]
     name = kb.engines[args.engine].name
     if args.format == "json":
-        sys.stdout.write(json.dumps(diff_json(args.engine, result, changes), indent=1, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(diff_json(args.engine, result, changes, named), indent=1, ensure_ascii=False)
+                         + "\n")
     elif args.format == "markdown":
-        sys.stdout.write(diff_markdown(name, result, changes, titles))
+        sys.stdout.write(diff_markdown(name, result, changes, titles, named))
     else:
-        sys.stdout.write(diff_text(name, result, changes, titles))
+        sys.stdout.write(diff_text(name, result, changes, titles, named))
     return EXIT_OK

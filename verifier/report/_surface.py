@@ -35,6 +35,8 @@ def surface_text(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
             extra = f"  [choices: {', '.join(item.choices)}]" if item.choices else ""
             flags = "  (deprecated)" if item.deprecated else ""
             default = f"  default {_default(item)}" if item.kind != "metric" else f"  {item.detail}"
+            if item.default_path:
+                default += f" ({item.default_place})"
             out.append(f"  {spelt}{default}{extra}{flags}  {_where(item)}")
     return _terminal_lines(out)
 
@@ -74,6 +76,8 @@ def _biting(changes) -> tuple[list, list, list]:
 def _side(item: Item | None) -> str:
     if item is None:
         return ""
+    if item.default_path:
+        return f"{_default(item)} ({item.default_place}; flag at {_where(item)})"
     return f"{_default(item)} ({_where(item)})"
 
 
@@ -114,8 +118,24 @@ def _check_line(transition) -> str:
             f"{transition.after.verdict}{where(transition.after)}")
 
 
-def diff_text(engine_name: str, result, changes, titles: dict[str, str]) -> str:
+def named_lines(result, named: list[tuple[str, Item | None, Item | None]]) -> list[str]:
+    """The items asked for by name (`--name`), at both releases, changed or not."""
+    out = []
+    for name, a, b in named:
+        if a is None and b is None:
+            out.append(f"  {name}: in neither release")
+            continue
+        same = a is not None and b is not None and _default(a) == _default(b)
+        left = f"{result.older}: {_side(a) if a else 'absent'}"
+        right = f"{result.newer}: {_side(b) if b else 'absent'}"
+        out.append(f"  {(b or a).name}: {'unchanged; ' if same else ''}{left}; {right}")
+    return out
+
+
+def diff_text(engine_name: str, result, changes, titles: dict[str, str], named=()) -> str:
     out = [f"{engine_name} {result.older} -> {result.newer}"]
+    if named:
+        out += ["", "Asked for"] + named_lines(result, named)
     counts = result.counts()
     out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + " (flags, variables, metrics, request fields)")
     for kind in KINDS:
@@ -137,8 +157,12 @@ def diff_text(engine_name: str, result, changes, titles: dict[str, str]) -> str:
     return _terminal_lines(out)
 
 
-def diff_markdown(engine_name: str, result, changes, titles: dict[str, str]) -> str:
+def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], named=()) -> str:
     out = [f"# {_md(engine_name)} {_md(result.older)} → {_md(result.newer)}", ""]
+    if named:
+        out += [f"| asked for | {_md(result.older)} | {_md(result.newer)} |", "|---|---|---|"]
+        out += [f"| `{_md(name)}` | {_md(_side(a)) if a else 'absent'} | {_md(_side(b)) if b else 'absent'} |"
+                for name, a, b in named] + [""]
     counts = result.counts()
     out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + ".")
     for kind in KINDS:
@@ -163,7 +187,7 @@ def diff_markdown(engine_name: str, result, changes, titles: dict[str, str]) -> 
     return "\n".join(out) + "\n"
 
 
-def diff_json(engine: str, result, changes) -> dict:
+def diff_json(engine: str, result, changes, named=()) -> dict:
     start, stop, other = _biting(changes)
 
     def entry(change) -> dict:
@@ -174,4 +198,6 @@ def diff_json(engine: str, result, changes) -> dict:
     return {"engine": engine, "from": result.older, "to": result.newer, "counts": result.counts(),
             "changes": [c.to_json() for c in result.changes],
             "entries": {"start": [entry(c) for c in start], "stop": [entry(c) for c in stop],
-                        "other": [entry(c) for c in other]}}
+                        "other": [entry(c) for c in other]},
+            "named": [{"name": name, "before": a.to_json() if a else None, "after": b.to_json() if b else None}
+                      for name, a, b in named]}

@@ -34,7 +34,7 @@ from ..code import _python
 from .model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item
 
 #: The extractor's version: a release's stored surface is read again when it was extracted by another.
-EXTRACTOR = 1
+EXTRACTOR = 3
 #: The longest default kept as written; a longer one is cut (and then not a literal).
 MAX_DEFAULT = 200
 #: The longest help text kept.
@@ -246,13 +246,16 @@ class _Class:
 class _Parsed:
     """The files of one kind, parsed once: their classes, module constants and module-level lists."""
 
-    def __init__(self, files: dict[str, bytes]) -> None:
+    def __init__(self, files: dict[str, bytes], trees: dict | None = None) -> None:
         self.roots: dict[str, tree_sitter.Node] = {}
         self.classes: dict[str, list[_Class]] = {}
         self.constants: dict[str, tree_sitter.Node] = {}
         self.lists: dict[str, list[str]] = {}
+        trees = trees if trees is not None else {}
         for path in sorted(files):
-            root = _python.parse(files[path]).root_node
+            if path not in trees:  # a file read for several kinds is parsed once
+                trees[path] = _python.parse(files[path])
+            root = trees[path].root_node
             self.roots[path] = root
             self._module(path, root)
 
@@ -375,6 +378,8 @@ class Default:
     text: str | None  # as written (None: no default)
     value: object = NO_VALUE
     origin: str = ""  # the config field it comes from ("CacheConfig.gpu_memory_utilization")
+    path: str = ""  # where that field is (or the constant): the line that gives the default
+    line: int = 0
 
 
 _NONE_DEFAULT = Default(None)
@@ -383,6 +388,7 @@ _NONE_DEFAULT = Default(None)
 class _Resolver:
     def __init__(self, parsed: _Parsed) -> None:
         self.parsed = parsed
+        self.kwargs_of: dict[str, _Class] = {}  # `kwargs = get_kwargs(Cls)` of the file being read
 
     def default(self, node: tree_sitter.Node | None, path: str, hops: int = 0) -> Default:
         """The default an expression stands for: a literal, a config field's default, a module constant; else the
@@ -395,12 +401,27 @@ class _Resolver:
         if value is not _NOT_LITERAL:
             return Default(fold(text, MAX_DEFAULT), value if len(text) <= MAX_DEFAULT else NO_VALUE)
         if hops < MAX_HOPS:
-            if node.type == "attribute":  # Cls.field
+            if node.type == "attribute":  # Cls.field; Enum.MEMBER.value
                 obj, attribute = node.child_by_field_name("object"), node.child_by_field_name("attribute")
                 if obj is not None and attribute is not None and obj.type in ("identifier", "attribute"):
-                    cls = self.parsed.cls(obj.text.decode(), path)
+                    name = attribute.text.decode()
+                    if name == "value" and obj.type == "attribute":
+                        member = self._enum_member(obj, path, hops)
+                        if member is not None:
+                            return Default(member.text, member.value, text)
+                    cls = self.parsed.cls(obj.text.decode(), path) if obj.type == "identifier" else None
                     if cls is not None:
-                        found = self.field_default(cls, attribute.text.decode(), hops + 1)
+                        found = self.field_default(cls, name, hops + 1)
+                        if found is not None:
+                            return found
+            if node.type == "subscript" and self.kwargs_of:  # kwargs["field"]["default"], kwargs = get_kwargs(Cls)
+                inner, key = node.child_by_field_name("value"), _string(node.child_by_field_name("subscript"))
+                if key == "default" and inner is not None and inner.type == "subscript":
+                    base = inner.child_by_field_name("value")
+                    name = _string(inner.child_by_field_name("subscript"))
+                    cls = self.kwargs_of.get(_text(base)) if base is not None else None
+                    if cls is not None and name is not None:
+                        found = self.field_default(cls, name, hops + 1)
                         if found is not None:
                             return found
             if node.type == "identifier":
@@ -408,7 +429,7 @@ class _Resolver:
                 if constant is not None and constant is not node:
                     found = self.default(constant, path, hops + 1)
                     if not found.text or found.value is not NO_VALUE:
-                        return Default(found.text, found.value, found.origin or text)
+                        return Default(found.text, found.value, found.origin or text, found.path, found.line)
             call = _call(node)
             if call is not None:
                 found = self._call_default(call, path, hops)
@@ -416,7 +437,25 @@ class _Resolver:
                     return found
         return Default(fold(text, MAX_DEFAULT))
 
+    def _enum_member(self, node: tree_sitter.Node, path: str, hops: int) -> Default | None:
+        """`Enum.MEMBER` of a class in these files whose `MEMBER = literal`: that literal."""
+        obj, attribute = node.child_by_field_name("object"), node.child_by_field_name("attribute")
+        if obj is None or attribute is None or obj.type != "identifier":
+            return None
+        cls = self.parsed.cls(obj.text.decode(), path)
+        if cls is None or attribute.text.decode() not in cls.assignments:
+            return None
+        found = self.default(cls.assignments[attribute.text.decode()][0], cls.path, hops + 1)
+        return found if found.value is not NO_VALUE else None
+
     def _call_default(self, call: _Call, path: str, hops: int) -> Default | None:
+        if call.name == "cast" and len(call.positional) == 2:  # typing.cast(T, value) is value
+            return self.default(call.positional[1], path, hops + 1)
+        if call.name == "get_field" and len(call.positional) == 2:  # vLLM's get_field(Cls, "field")
+            cls = self.parsed.cls(_text(call.positional[0]), path)
+            name = _string(call.positional[1])
+            if cls is not None and name is not None:
+                return self.field_default(cls, name, hops + 1)
         if call.name in ("Field", "field") or call.callee.endswith(("dataclasses.field", "msgspec.field",
                                                                     "pydantic.Field")):
             if "default" in call.keywords:
@@ -453,13 +492,18 @@ class _Resolver:
         found = cls.fields.get(name)
         if found is None:
             if name in cls.assignments:
-                node, _ = cls.assignments[name]
-                return self.default(node, cls.path, hops)
+                node, line = cls.assignments[name]
+                found_default = self.default(node, cls.path, hops)
+                return Default(found_default.text, found_default.value, found_default.origin,
+                               found_default.path or cls.path, found_default.line or line)
             return None
         if found.default is None:
-            return Default(None, NO_VALUE, f"{cls.name}.{name}")
+            return Default(None, NO_VALUE, f"{cls.name}.{name}", found.path, found.line)
         default = self.default(found.default, cls.path, hops)
-        return Default(default.text, default.value, default.origin or f"{cls.name}.{name}")
+        if default.path:  # followed further (EngineArgs.x = CacheConfig.x): the deepest place says it
+            return Default(default.text, default.value, default.origin or f"{cls.name}.{name}", default.path,
+                           default.line)
+        return Default(default.text, default.value, default.origin or f"{cls.name}.{name}", found.path, found.line)
 
 
 # --- flags ----------------------------------------------------------------------------------------------------
@@ -468,12 +512,18 @@ def _annotation_text(node: tree_sitter.Node | None) -> str:
     return _text(node) if node is not None else ""
 
 
-def _literal_choices(annotation: tree_sitter.Node | None) -> tuple[str, ...]:
-    """The values of the `Literal[...]`s in a type annotation."""
+def _literal_choices(annotation: tree_sitter.Node | None, parsed: _Parsed | None = None,
+                     hops: int = 0) -> tuple[str, ...]:
+    """The values of the `Literal[...]`s in a type annotation, through module-level aliases
+    (`SchedulerPolicy = Literal["fcfs", "priority"]`)."""
     if annotation is None:
         return ()
     found: list[str] = []
     for node in _walk(annotation):
+        if node.type == "identifier" and parsed is not None and hops < MAX_HOPS:
+            alias = parsed.constants.get(node.text.decode())
+            if alias is not None and alias is not node and b"Literal" in alias.text:
+                found.extend(_literal_choices(alias, parsed, hops + 1))
         if node.type == "subscript":
             value = node.child_by_field_name("value")
             if value is not None and _text(value).rsplit(".", 1)[-1] == "Literal":
@@ -529,7 +579,7 @@ class _Flags:
 
     def run(self) -> list[Item]:
         for path, root in self.parsed.roots.items():
-            kwargs_of = self._kwargs_sources(root)
+            kwargs_of = self.resolve.kwargs_of = self._kwargs_sources(root)
             merged = self._namespaces(root)
             for call in _calls(root):
                 if call.name == "add_argument":
@@ -661,8 +711,9 @@ class _Flags:
         detail = default.origin
         if "dest" in kw and _string(kw["dest"]):
             detail = detail or f"dest {_string(kw['dest'])}"
-        self.items.append(Item(FLAG, _primary(flags), default.text, default.value, tuple(aliases), choices,
-                               _help(kw.get("help")), detail, deprecated, path, call.node.start_point[0] + 1))
+        self.items.append(_at_default(Item(FLAG, _primary(flags), default.text, default.value, tuple(aliases),
+                                           choices, _help(kw.get("help")), detail, deprecated, path,
+                                           call.node.start_point[0] + 1), default))
 
     def _flag_from_field(self, cls: _Class, name: str, call: _Call, flags: list[str] | None,
                          overrides: dict, path: str, at_field: bool = False) -> None:
@@ -681,12 +732,13 @@ class _Flags:
         boolean = _is_bool(found.annotation) and action is None and (name, "action") not in overrides
         if boolean:
             aliases += [f"--no-{f[2:]}" for f in flags if f.startswith("--")]
-        choices = _literal_choices(found.annotation)
+        choices = _literal_choices(found.annotation, self.parsed)
         help_text = found.doc or _help(kw.get("help"))
         deprecated = _true(kw.get("deprecated")) or help_text.lower().startswith(("[deprecated]", "deprecated"))
-        self.items.append(Item(FLAG, _primary(flags), default.text, default.value, tuple(aliases), choices,
-                               help_text, default.origin or f"{cls.name}.{name}", deprecated,
-                               cls.path if at_field else path, found.line if at_field else call.node.start_point[0] + 1))
+        self.items.append(_at_default(Item(FLAG, _primary(flags), default.text, default.value, tuple(aliases),
+                                           choices, help_text, default.origin or f"{cls.name}.{name}", deprecated,
+                                           cls.path if at_field else path,
+                                           found.line if at_field else call.node.start_point[0] + 1), default))
 
     # SGLang: add_cli_args_from_dataclass(parser, Cls)
 
@@ -731,7 +783,7 @@ class _Flags:
                 aliases = [str(a) for a in aliases] if isinstance(aliases, list) else []
                 choices_value = literal(kw["choices"]) if "choices" in kw else _NOT_LITERAL
                 choices = tuple(str(v) for v in choices_value) if isinstance(choices_value, list) \
-                    else _literal_choices(inner)
+                    else _literal_choices(inner, self.parsed)
                 default = self.resolve.field_default(owner, name) or _NONE_DEFAULT
                 if default.text is None and "fallback" in kw:
                     default = self.resolve.default(kw["fallback"], owner.path)
@@ -741,6 +793,13 @@ class _Flags:
                 deprecated = help_text.lower().startswith(("[deprecated]", "deprecated"))
                 self.items.append(Item(FLAG, flags[0], default.text, default.value, tuple(aliases), choices,
                                        help_text, f"{owner.name}.{name}", deprecated, owner.path, found.line))
+
+
+def _at_default(item: Item, default: Default) -> Item:
+    """The item with the place of its default, when that is not where the item is defined."""
+    if default.path and (default.path, default.line) != (item.path, item.line):
+        return replace(item, default_path=default.path, default_line=default.line)
+    return item
 
 
 def _is_fstring(node: tree_sitter.Node) -> bool:
@@ -1000,13 +1059,14 @@ def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[st
     A flag, variable, metric or field defined twice keeps its first definition (files in path order; for
     variables, the `env_primary` files first)."""
     items: list[Item] = []
+    trees: dict = {}
     for kind, files in files_by_kind.items():
         primary = set(env_primary) if kind == ENV else set()
         wanted = {p: d for p, d in files.items()
                   if d is not None and (p in primary or any(b in d for b in PREFILTER[kind]))}
         if not wanted:
             continue
-        parsed = _Parsed(wanted)
+        parsed = _Parsed(wanted, trees)
         if kind == FLAG:
             made = _Flags(parsed).run()
         elif kind == ENV:

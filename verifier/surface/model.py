@@ -49,6 +49,8 @@ class Item:
     deprecated: bool = False
     path: str = ""  # the file that defines it (repository path) and the line
     line: int = 0
+    default_path: str = ""  # where its default is written, when elsewhere (a config class's field)
+    default_line: int = 0
 
     @property
     def computed(self) -> bool:
@@ -76,14 +78,24 @@ class Item:
         return found
 
     def to_json(self) -> dict:
-        return {**self.body(), "path": self.path, "line": self.line}
+        found = {**self.body(), "path": self.path, "line": self.line}
+        if self.default_path:
+            found.update(default_path=self.default_path, default_line=self.default_line)
+        return found
+
+    @property
+    def default_place(self) -> str:
+        """`path:line` of the line that gives the default: its own, or the config field's."""
+        if self.default_path:
+            return f"{self.default_path}:{self.default_line}"
+        return f"{self.path}:{self.line}" if self.path else ""
 
     @classmethod
     def from_json(cls, data: dict, path: str = "", line: int = 0) -> Item:
         return cls(data["kind"], data["name"], data.get("default"), data["value"] if "value" in data else NO_VALUE,
                    tuple(data.get("aliases", ())), tuple(data.get("choices", ())), data.get("help", ""),
                    data.get("detail", ""), bool(data.get("deprecated", False)), data.get("path", path),
-                   data.get("line", line))
+                   data.get("line", line), data.get("default_path", ""), data.get("default_line", 0))
 
     def spellings(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)

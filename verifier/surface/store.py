@@ -2,7 +2,8 @@
 
 One file per engine, in a deterministic form: the bodies of all items (what an item says, without its place) once
 each, under a short id; then for each release what was read (the archive's identity, the files and their sha256,
-when and by which verifier) and its items, one line each, as `[id, file index, line]`. A release that keeps a
+when and by which verifier) and its items, one line each, as `[id, file index, line]`, or with the file index and
+line of its default where that is written elsewhere (a flag whose default is a config class's field). A release that keeps a
 flag as it was adds a line naming the same id, so that the diff of a scheduled run reads as "these items changed".
 
 Reading trusts nothing: the text goes through `decode`, which refuses (SurfaceError, with the place in the file)
@@ -14,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .model import KINDS, NO_VALUE, Item, Surface
 
@@ -51,11 +52,15 @@ class ReleaseSurface:
             paths = sorted(self.files)
             made = self.made if self.made is not None else {}
             self.items = []
-            for key, index, line in self.rows:
-                place = (key, paths[index] if index >= 0 else "", line)
+            for row in self.rows:
+                key, index, line = row[0], row[1], row[2]
+                place = (key, paths[index] if index >= 0 else "", line, *row[3:])
                 item = made.get(place)
                 if item is None:
-                    item = made[place] = Item.from_json(self.bodies[key], place[1], line)
+                    item = Item.from_json(self.bodies[key], place[1], line)
+                    if len(row) == 5 and row[3] >= 0:
+                        item = replace(item, default_path=paths[row[3]], default_line=row[4])
+                    made[place] = item
                 self.items.append(item)
             self.rows = None
         return self.items
@@ -125,7 +130,10 @@ def encode(surfaces: EngineSurfaces) -> str:
                 known[id(item)] = (item, key)
             else:
                 key = seen[1]
-            rows.append([key, index.get(item.path, -1), item.line])
+            row = [key, index.get(item.path, -1), item.line]
+            if item.default_path:
+                row += [index.get(item.default_path, -1), item.default_line]
+            rows.append(row)
         head = {"identity": record.identity, "extracted": record.extracted, "verifier": record.verifier,
                 "extractor": record.extractor, "files": {p: record.files[p] for p in paths}}
         releases.append((version, head, rows))
@@ -141,7 +149,8 @@ def encode(surfaces: EngineSurfaces) -> str:
         out.append(f"  {json.dumps(version)}: {text[:-1]}, \"rows\": [")
         last = len(rows) - 1
         # A row is an id (hex), a number and a number: written as JSON without json.dumps, a third of the time.
-        out.extend(f'   ["{key}", {path}, {line}]' + ("," if m < last else "") for m, (key, path, line) in enumerate(rows))
+        out.extend("   [\"" + row[0] + "\", " + ", ".join(map(str, row[1:])) + "]" + ("," if m < last else "")
+                   for m, row in enumerate(rows))
         out.append("  ]}" + ("," if n < len(releases) - 1 else ""))
     out.append(" }")
     out.append("}")
@@ -189,9 +198,10 @@ def decode(data: object, engine: str, where: str) -> EngineSurfaces:
             raise fail(f"{at}.rows", "must be a list")
         count = len(files)
         for n, row in enumerate(rows):
-            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and row[0] in bodies
-                    and type(row[1]) is int and -1 <= row[1] < count and type(row[2]) is int and row[2] >= 0):
-                raise fail(f"{at}.rows[{n}]", "not [item id, file index, line]")
+            if not (isinstance(row, list) and len(row) in (3, 5) and isinstance(row[0], str) and row[0] in bodies
+                    and all(type(v) is int for v in row[1:]) and -1 <= row[1] < count and row[2] >= 0
+                    and (len(row) == 3 or (-1 <= row[3] < count and row[4] >= 0))):
+                raise fail(f"{at}.rows[{n}]", "not [item id, file index, line] or [..., default's file index, line]")
         strings = [record.get(k, "") for k in ("identity", "extracted", "verifier")]
         if not all(isinstance(s, str) for s in strings):
             raise fail(at, "identity, extracted and verifier must be strings")
