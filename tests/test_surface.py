@@ -564,3 +564,13 @@ def test_a_written_default_the_code_contradicts_is_G502(kb, index, capsys):
     (kb / "gotchas" / "ops-example.md").write_text(written.replace("    witness: zero\n", ""))
     code, out, err = run_cli(capsys, "check", "--offline", "--format", "json")
     assert [r["code"] for r in json.loads(out) if r.get("code", "").startswith("G")] == ["G202"]
+
+
+def test_audit_says_which_settings_the_release_does_not_have(kb, index, capsys):
+    (kb / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
+    run_cli(capsys, "verify", "--engine", "vllm")
+    serve = "VLLM_USE_V1=1 VLLM_NOT_READ=1 HOME=/x vllm serve m --seed 1 --not-a-flag --enforce-eager"
+    code, out, err = run_cli(capsys, "audit", "--kb", str(kb), "--engine", "vllm==0.1.0", "--serve", serve)
+    notes = [line for line in out.splitlines() if line.startswith("note: --serve")]
+    assert notes == ["note: --serve: --not-a-flag is not a flag of vLLM 0.1.0 (nor any tracked release)",
+                     "note: --serve: vLLM 0.1.0 does not read VLLM_NOT_READ (nor any tracked release)"]

@@ -210,11 +210,54 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
             result.notes.append(f"{engine['name']} {release}: {len(changed)} entr{'y' if len(changed) == 1 else 'ies'}"
                                 f" whose code says otherwise in this release (`changed`) not listed: "
                                 f"{', '.join(changed)}")
+    for target in result.targets:
+        given = settings.get(target.installed.engine)
+        if given is not None and target.release is not None:
+            result.notes.extend(unknown_settings(kb, target.installed.engine, target.release, given))
     for key, given in settings.items():
         result.notes.extend(given.notes)
         if not any(t.installed.engine == key for t in result.targets):
             result.notes.append(f"{given.origin}: settings of {key}, which no audited version is of")
     return result
+
+
+def _within(runs: list, index: int) -> bool:
+    return any(a <= index <= b for a, b in runs)
+
+
+def unknown_settings(kb: dict, engine: str, release: str, settings: Settings) -> list[str]:
+    """Notes on the flags and engine variables of a deployment that the audited release's code does not have
+    (from its release surface): the engine refuses such a flag, or never reads such a variable."""
+    surface = kb.get("surface", {}).get(engine) or {}
+    releases = kb["engines"][engine]["releases"]
+    if release not in releases or not _within(surface.get("recorded", []), releases.index(release)):
+        return []
+    index = releases.index(release)
+    name = kb["engines"][engine]["name"]
+    prefixes = {"vllm": ("VLLM_",), "sglang": ("SGLANG_", "SGL_")}.get(engine, (engine.upper() + "_",))
+    notes = []
+    for key in settings.flags:
+        if key in ("model", "model_tag") or key.startswith("no_") and key[3:] in settings.flags:
+            continue
+        runs = surface.get("flags", {}).get(key)
+        if runs is None or not _within(runs, index):
+            spelt = "--" + key.replace("_", "-")
+            where = _where_else(runs, releases)
+            notes.append(f"{settings.origin}: {spelt} is not a flag of {name} {release}{where}")
+    for variable in settings.env:
+        if not variable.startswith(prefixes):
+            continue
+        runs = surface.get("env", {}).get(variable)
+        if runs is None or not _within(runs, index):
+            notes.append(f"{settings.origin}: {name} {release} does not read {variable}{_where_else(runs, releases)}")
+    return notes
+
+
+def _where_else(runs: list | None, releases: list[str]) -> str:
+    if not runs:
+        return " (nor any tracked release)"
+    spans = [releases[a] if a == b else f"{releases[a]}-{releases[b]}" for a, b in runs]
+    return f" (it is in {', '.join(spans)})"
 
 
 def failing(result: Audit, fail_on: str) -> bool:

@@ -90,11 +90,44 @@ def compile_kb(root: str | os.PathLike) -> dict:
     return {
         "format": FORMAT,
         "compiled_by": f"gotchas {__version__}",
+        "surface": {key: _spellings(surfaces[key], ledgers[key].versions()) for key in kb.engines},
         "engines": {key: {"name": e.name, "package": e.package,
                           "releases": ledgers[key].versions()} for key, e in kb.engines.items()},
         "entries": entries,
         "skipped": skipped,
     }
+
+
+def _spellings(surfaces, versions: list[str]) -> dict:
+    """What audit needs to tell a deployment that a setting does not exist in its release: for each flag spelling
+    (as `deployment.flag_key` writes it) and variable, the runs of releases (indices into `versions`) that have it.
+    Empty when no release of the ledger has a recorded surface."""
+    from .deployment import flag_key
+    from .surface.model import ENV, FLAG
+
+    recorded = [i for i, v in enumerate(versions) if v in surfaces.releases]
+    flags: dict[str, list[int]] = {}
+    env: dict[str, list[int]] = {}
+    for index in recorded:
+        surface = surfaces.surface(versions[index])
+        for item in surface.items.values():
+            if item.kind == FLAG:
+                for spelling in item.spellings():
+                    flags.setdefault(flag_key(spelling), []).append(index)
+            elif item.kind == ENV:
+                env.setdefault(item.name, []).append(index)
+    return {"recorded": _runs(recorded), "flags": {k: _runs(v) for k, v in sorted(flags.items())},
+            "env": {k: _runs(v) for k, v in sorted(env.items())}} if recorded else {}
+
+
+def _runs(indices: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return runs
 
 
 def _surface_defaults(condition: Condition, surfaces, versions: list[str]) -> dict[str, list]:
