@@ -76,18 +76,27 @@ class _Surfaces:
             _close(self.source)
 
 
-def run_surface(args) -> int:
+def _surfaces_of(args, versions: list[str]):
+    """(kb, kinds, the surfaces reader, [(surface, note)] of `versions`), or None when a source could not be read
+    (said on stderr)."""
     kb = _kb(args)
     _check_engine(kb, args.engine)
     kinds = _kinds(args)
     surfaces = _Surfaces(kb, args, args.engine)
     try:
-        surface, note = surfaces.get(args.version)
+        return kb, kinds, surfaces, [surfaces.get(v) for v in versions]
     except SourceUnavailable as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return None
     finally:
         surfaces.close()
+
+
+def run_surface(args) -> int:
+    found = _surfaces_of(args, [args.version])
+    if found is None:
+        return EXIT_ERROR
+    kb, kinds, _, [(surface, note)] = found
     if note:
         print(report.terminal(note), file=sys.stderr)
     name = kb.engines[args.engine].name
@@ -110,20 +119,11 @@ def _find(surface, wanted: str):
 
 
 def run_diff(args) -> int:
-    kb = _kb(args)
-    _check_engine(kb, args.engine)
-    kinds = _kinds(args)
-    surfaces = _Surfaces(kb, args, args.engine)
-    notes = []
-    try:
-        older, note_a = surfaces.get(args.older)
-        newer, note_b = surfaces.get(args.newer)
-    except SourceUnavailable as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
+    found = _surfaces_of(args, [args.older, args.newer])
+    if found is None:
         return EXIT_ERROR
-    finally:
-        surfaces.close()
-    notes += [n for n in (note_a, note_b) if n]
+    kb, kinds, surfaces, [(older, note_a), (newer, note_b)] = found
+    notes = [n for n in (note_a, note_b) if n]
     result = diff(older, newer, kinds)
     try:
         engine_ledger = surfaces.ledger.load(args.engine)
