@@ -574,3 +574,15 @@ def test_audit_says_which_settings_the_release_does_not_have(kb, index, capsys):
     notes = [line for line in out.splitlines() if line.startswith("note: --serve")]
     assert notes == ["note: --serve: --not-a-flag is not a flag of vLLM 0.1.0 (nor any tracked release)",
                      "note: --serve: vLLM 0.1.0 does not read VLLM_NOT_READ (nor any tracked release)"]
+
+
+def test_diff_names_an_unchanged_item_at_both_releases_with_the_entries_that_name_it(kb, index, capsys):
+    entry = VALID_ENTRY.replace("Add capacity.", "Add capacity, or lower --enforce-eager.")
+    (kb / "gotchas" / "ops-example.md").write_text(entry)
+    run_cli(capsys, "verify", "--engine", "vllm")
+    code, out, err = run_cli(capsys, "diff", "vllm", "0.1.0", "0.2.0", "--name", "enforce-eager", "--name", "nope")
+    flag_line = next(n for n, t in enumerate(ARG_UTILS_1.split("\n"), 1) if "'--enforce-eager'" in t)
+    assert (f"  --enforce-eager: unchanged; 0.1.0: False (vllm/engine/arg_utils.py:{flag_line}); "
+            f"0.2.0: False (vllm/engine/arg_utils.py:{flag_line})") in out
+    assert "    in ops-example: holds in 0.1.0, holds in 0.2.0" in out
+    assert "  nope: in neither release" in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import sys
 
 from .. import __version__, history, report
@@ -118,6 +119,23 @@ def _find(surface, wanted: str):
     return next((i for i in surface.items.values() if i.name == wanted), None)
 
 
+def _entries_about(named, entries, engine_ledger, older: str, newer: str) -> list[tuple[str, str, str, str]]:
+    """(name, entry, status at FROM, status at TO) of each entry whose title or sections name an item asked for:
+    what the code does with the setting, as far as the KB says."""
+    found = []
+    for wanted, a, b in named:
+        item = b or a
+        if item is None:
+            continue
+        spellings = set(item.spellings()) if item.kind == "flag" else {item.name}
+        for entry in entries:
+            text = " ".join([entry.title, *entry.sections.values()])
+            if any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text) for s in spellings):
+                status = [(r.status if (r := engine_ledger.entry(v, entry.id)) else "no record") for v in (older, newer)]
+                found.append((item.name, entry.id, *status))
+    return found
+
+
 def run_diff(args) -> int:
     found = _surfaces_of(args, [args.older, args.newer])
     if found is None:
@@ -135,18 +153,20 @@ def run_diff(args) -> int:
     else:
         notes.append(f"note: the ledger has no verdicts of {older.version} or {newer.version}: entries not compared")
     titles = {}
-    if changes:
+    entries = []
+    if changes or args.name:
         _, _, entries = _load(kb, [])
         titles = {e.id: e.title for e in entries}
     for note in notes:
         print(report.terminal(note), file=sys.stderr)
     named = [(wanted, _find(older, wanted), _find(newer, wanted)) for wanted in args.name]
+    about = _entries_about(named, entries, engine_ledger, older.version, newer.version)
     name = kb.engines[args.engine].name
     if args.format == "json":
-        sys.stdout.write(json.dumps(diff_json(args.engine, result, changes, named), indent=1, ensure_ascii=False)
-                         + "\n")
+        sys.stdout.write(json.dumps(diff_json(args.engine, result, changes, named, about), indent=1,
+                                    ensure_ascii=False) + "\n")
     elif args.format == "markdown":
-        sys.stdout.write(diff_markdown(name, result, changes, titles, named))
+        sys.stdout.write(diff_markdown(name, result, changes, titles, named, about))
     else:
-        sys.stdout.write(diff_text(name, result, changes, titles, named))
+        sys.stdout.write(diff_text(name, result, changes, titles, named, about))
     return EXIT_OK

@@ -118,8 +118,9 @@ def _check_line(transition) -> str:
             f"{transition.after.verdict}{where(transition.after)}")
 
 
-def named_lines(result, named: list[tuple[str, Item | None, Item | None]]) -> list[str]:
-    """The items asked for by name (`--name`), at both releases, changed or not."""
+def named_lines(result, named: list[tuple[str, Item | None, Item | None]], about=()) -> list[str]:
+    """The items asked for by name (`--name`), at both releases, changed or not, each with the entries that name
+    it and their status at both."""
     out = []
     for name, a, b in named:
         if a is None and b is None:
@@ -129,13 +130,15 @@ def named_lines(result, named: list[tuple[str, Item | None, Item | None]]) -> li
         left = f"{result.older}: {_side(a) if a else 'absent'}"
         right = f"{result.newer}: {_side(b) if b else 'absent'}"
         out.append(f"  {(b or a).name}: {'unchanged; ' if same else ''}{left}; {right}")
+        out += [f"    in {entry}: {x} in {result.older}, {y} in {result.newer}"
+                for n, entry, x, y in about if n == (b or a).name]
     return out
 
 
-def diff_text(engine_name: str, result, changes, titles: dict[str, str], named=()) -> str:
+def diff_text(engine_name: str, result, changes, titles: dict[str, str], named=(), about=()) -> str:
     out = [f"{engine_name} {result.older} -> {result.newer}"]
     if named:
-        out += ["", "Asked for"] + named_lines(result, named)
+        out += ["", "Asked for"] + named_lines(result, named, about)
     counts = result.counts()
     out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + " (flags, variables, metrics, request fields)")
     for kind in KINDS:
@@ -157,12 +160,14 @@ def diff_text(engine_name: str, result, changes, titles: dict[str, str], named=(
     return _terminal_lines(out)
 
 
-def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], named=()) -> str:
+def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], named=(), about=()) -> str:
     out = [f"# {_md(engine_name)} {_md(result.older)} → {_md(result.newer)}", ""]
     if named:
         out += [f"| asked for | {_md(result.older)} | {_md(result.newer)} |", "|---|---|---|"]
         out += [f"| `{_md(name)}` | {_md(_side(a)) if a else 'absent'} | {_md(_side(b)) if b else 'absent'} |"
                 for name, a, b in named] + [""]
+        out += [f"- `{_md(name)}` in `{_md(entry)}`: {_md(a)} in {_md(result.older)}, {_md(b)} in "
+                f"{_md(result.newer)}" for name, entry, a, b in about] + ([""] if about else [])
     counts = result.counts()
     out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + ".")
     for kind in KINDS:
@@ -187,7 +192,7 @@ def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], nam
     return "\n".join(out) + "\n"
 
 
-def diff_json(engine: str, result, changes, named=()) -> dict:
+def diff_json(engine: str, result, changes, named=(), about=()) -> dict:
     start, stop, other = _biting(changes)
 
     def entry(change) -> dict:
@@ -199,5 +204,6 @@ def diff_json(engine: str, result, changes, named=()) -> dict:
             "changes": [c.to_json() for c in result.changes],
             "entries": {"start": [entry(c) for c in start], "stop": [entry(c) for c in stop],
                         "other": [entry(c) for c in other]},
-            "named": [{"name": name, "before": a.to_json() if a else None, "after": b.to_json() if b else None}
-                      for name, a, b in named]}
+            "named": [{"name": name, "before": a.to_json() if a else None, "after": b.to_json() if b else None,
+                       "entries": [{"entry": e, "before": x, "after": y} for n, e, x, y in about
+                                   if n == (b or a).name]} for name, a, b in named if a or b]}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import api, badges, entry, feeds, pages, search
+from . import api, badges, entry, feeds, pages, search, surface, upgrade
 from .api import ENTRY_JSON_SCHEMA, KB_JSON_SCHEMA, entry_json
 from .model import EngineView, EntryStatus, Site, SiteError, check, load
 from .safe import _json, _link, _q, markdown_renderer, url_problem
@@ -32,7 +32,8 @@ from .writer import MARKER, MARKER_TEXT, MAX_ASSET_BYTES, Builder, Page
 def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
     check(site)
     builder = Builder(site, templates, assets, out)
-    for render in (pages.build, entry.build, search.build, feeds.build, api.build, badges.build, feeds.sitemap):
+    for render in (pages.build, surface.build, upgrade.build, entry.build, search.build, feeds.build, api.build,
+                   badges.build, feeds.sitemap):
         render(builder)
     builder.write()
     return builder

@@ -10,6 +10,7 @@ from .. import history
 from ..kb import KB, Engine
 from ..ledger import EngineLedger, EntryRecord, Ledger
 from ..model import CHANGED, HOLDS, MISSING, Entry, entry_bounds
+from ..surface.store import EngineSurfaces
 from .safe import url_problem
 
 
@@ -22,6 +23,7 @@ class EngineView:
     engine: Engine
     ledger: EngineLedger
     evidence: dict
+    surfaces: EngineSurfaces | None = None  # the release surfaces (ledger/surface/<engine>.json), when read
 
     @property
     def versions(self) -> list[str]:
@@ -131,7 +133,7 @@ def load(kb: KB, entries: list[Entry], ledger: Ledger, base_url: str = "/", edit
         engine_ledger = ledger.load(key)
         # Statuses as the entries say now: an edited `introduced` or `fixed` shows before the next verify.
         engine_ledger.restatus({e.id: entry_bounds(e, key) for e in entries if key in e.engines})
-        engines[key] = EngineView(engine, engine_ledger, ledger.load_evidence(key))
+        engines[key] = EngineView(engine, engine_ledger, ledger.load_evidence(key), ledger.load_surfaces(key))
     if edit_base and not edit_base.endswith("/"):
         edit_base += "/"
     return Site(kb, sorted(entries, key=lambda e: e.id), engines, base_url if base_url.endswith("/") else base_url + "/",

@@ -8,6 +8,7 @@ from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED
 from . import evidence
 from .entry import conditions_view
 from .model import EngineView
+from .surface import has_surface
 from .text import summary
 from .words import reason_anchor
 from .writer import Builder, Page
@@ -57,7 +58,7 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                  "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
     context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
                "following": following, "sections": sections, "changed_since": changed_since,
-               "tag": view.engine.tag(version)}
+               "tag": view.engine.tag(version), "surface": has_surface(view, version), "newest": view.latest}
     b.pages.append(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
                         "release.html", context,
                         f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))

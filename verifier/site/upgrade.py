@@ -1,0 +1,241 @@
+"""Upgrade pages: what changes from one release to another (`gotchas diff`), as a static page for every pair of
+consecutive releases and from every release to the newest (`engines/<engine>/<from>...<to>/`), and a picker
+(`engines/<engine>/upgrade/`) that links to them and, with JavaScript, shows any pair.
+
+A page says what the surface diff says (items removed, renamed, changed with the default and the line on both
+sides, added) and which entries start and stop biting (history.between), with the checks whose verdict flipped.
+
+The picker computes in the browser what `surface.diff.diff` and `history.between` compute here, from JSON this
+module writes: `api/upgrade/<engine>.json` holds every item body of the engine once, numbered in the order diff
+sorts items (kind, then name), and `api/upgrade/<engine>/<version>.json` holds a release's items as
+[body, file, line] (and the file and line of the default when it is written elsewhere) and the status and check
+verdicts of every entry. What JavaScript cannot compare as Python does becomes a number here: a default by what it
+means (`0.90` is `0.9`), the spellings of a flag as argparse reads them (`flag_key`), the config field and the help
+text a rename is paired by. The script then compares numbers and pairs renames by diff's three rules in its order.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import history
+from ..model import HOLDS
+from ..surface.diff import _FIELDS, _RENAME_HELP, Change, _default_key, diff
+from ..surface.model import FLAG, KINDS, Item, Surface, flag_key
+from . import evidence, words
+from .model import EngineView, Site
+from .safe import _json, _q, web_url
+from .surface import KIND_VIEWS, blob, default_place, place, shown_default, surfaced
+from .writer import Builder, Page, entry_url
+
+#: What a field of a change is called on a page.
+FIELD_WORDS = {"default": "default", "choices": "choices", "aliases": "spellings", "deprecated": "deprecation"}
+#: The sections of entries, by how their status moves.
+BITING = (("start", "Gotchas that start biting", "start biting"), ("stop", "Gotchas that stop biting", "stop biting"),
+          ("other", "Other status changes", "other status changes"))
+
+FORMAT = 1
+
+
+def upgrade_name(older: str, newer: str) -> str:
+    return f"{older}...{newer}"
+
+
+def upgrade_url(engine: str, older: str, newer: str) -> str:
+    return f"engines/{_q(engine)}/{_q(upgrade_name(older, newer))}/"
+
+
+def pairs(versions: list[str]) -> list[tuple[str, str]]:
+    """Every pair of consecutive releases, and every release to the newest, oldest first."""
+    found = []
+    for i, older in enumerate(versions[:-1]):
+        found.append((older, versions[i + 1]))
+        if i + 1 < len(versions) - 1:
+            found.append((older, versions[-1]))
+    return found
+
+
+# --- the static pages ----------------------------------------------------------------------------------------
+
+def _side(view: EngineView, surface: Surface, item: Item | None, change: Change) -> dict | None:
+    if item is None:
+        return None
+    mode, text = shown_default(item)
+    return {"mode": mode, "default": text, "deprecated": item.deprecated,
+            "where": place(view.engine, surface, item.path, item.line),
+            "default_where": default_place(view.engine, surface, item),
+            "spellings": item.spellings() if "aliases" in change.fields else None,
+            "choices": item.choices if "choices" in change.fields else None}
+
+
+def change_word(change: Change) -> str:
+    if not change.fields:
+        return change.what
+    return f"{change.what}: {', '.join(FIELD_WORDS[f] for f in change.fields)}"
+
+
+def change_rows(view: EngineView, older: Surface, newer: Surface, result) -> list[dict]:
+    sections = []
+    for kind in KINDS:
+        title, anchor, name_header, _ = KIND_VIEWS[kind]
+        rows = [{"what": c.what, "word": change_word(c), "name": c.name,
+                 "old_name": c.before.name if c.what == "renamed" else None,
+                 "before": _side(view, older, c.before, c), "after": _side(view, newer, c.after, c)}
+                for c in result.of(kind=kind)]
+        sections.append({"kind": kind, "title": title, "anchor": anchor, "name_header": name_header, "rows": rows})
+    return sections
+
+
+def _record_view(site: Site, key: str, version: str, record) -> dict:
+    url = evidence.code_link(site, key, version, record)
+    return {"verdict": record.verdict, "path": record.path, "lines": record.lines, "symbol": record.symbol,
+            "url": url if url and web_url(url) else None}
+
+
+def entry_changes(site: Site, key: str, view: EngineView, older: str, newer: str) -> dict[str, list[dict]]:
+    """history.between's changes of the entries the site has, as (start, stop, other) biting."""
+    titles = {e.id: e.title for e in site.entries}
+    groups: dict[str, list[dict]] = {group: [] for group, *_ in BITING}
+    for change in history.between(view.ledger, older, newer):
+        if change.entry not in titles:
+            continue
+        group = "start" if change.after == HOLDS else "stop" if change.before == HOLDS else "other"
+        groups[group].append({
+            "entry": change.entry, "title": titles[change.entry], "before": change.before, "after": change.after,
+            "checks": [{"check": t.check, "before": _record_view(site, key, older, t.before),
+                        "after": _record_view(site, key, newer, t.after)} for t in change.checks]})
+    return groups
+
+
+def _page(b: Builder, key: str, view: EngineView, older: str, newer: str) -> None:
+    site = b.site
+    engine = view.engine
+    a, z = surfaced(view, older), surfaced(view, newer)
+    result = diff(a, z) if a is not None and z is not None else None
+    groups = entry_changes(site, key, view, older, newer)
+    context = {"key": key, "engine": engine, "older": older, "newer": newer, "newest": view.latest,
+               "sections": change_rows(view, a, z, result) if result else [],
+               "counts": result.counts() if result else None, "groups": groups, "biting": BITING,
+               "missing": [v for v, s in ((older, a), (newer, z)) if s is None],
+               "older_surface": a is not None, "newer_surface": z is not None}
+    b.pages.append(Page(("engines", key, upgrade_name(older, newer), "index.html"),
+                        f"Upgrading {engine.name} from {older} to {newer}", "upgrade.html", context,
+                        f"What changes from {engine.name} {older} to {newer}: flags, environment variables, metrics "
+                        "and request fields, and the gotchas that start or stop biting."))
+
+
+def _picker(b: Builder, key: str, view: EngineView) -> None:
+    versions = view.versions
+    rows = [{"version": v, "next": versions[i + 1] if i + 1 < len(versions) else None,
+             "newest": versions[-1] if i + 2 < len(versions) else None} for i, v in enumerate(versions)]
+    context = {"key": key, "engine": view.engine, "versions": versions, "rows": list(reversed(rows)),
+               "default_from": versions[-2] if len(versions) > 1 else None, "default_to": versions[-1],
+               "data": {"engine": key, "json": f"api/upgrade/{_q(key)}.json",
+                        "release": f"api/upgrade/{_q(key)}/"}}
+    b.pages.append(Page(("engines", key, "upgrade", "index.html"), f"Upgrading {view.engine.name}", "upgrades.html",
+                        context, f"What changes when you upgrade {view.engine.name} from one release to another."))
+
+
+# --- the JSON the picker reads -------------------------------------------------------------------------------
+
+class _Numbers:
+    """Each distinct value once, as a number from 0."""
+
+    def __init__(self) -> None:
+        self.found: dict = {}
+
+    def __call__(self, value) -> int | None:
+        if value is None:
+            return None
+        return self.found.setdefault(value, len(self.found))
+
+
+def _body(item: Item, numbers: dict[str, _Numbers]) -> list:
+    """An item as the browser's diff needs it: [kind, name, how its default is shown, that default's text, the
+    default by what it means, aliases, choices, deprecated, its spellings as flag_key reads them, the config field
+    and the help text a rename may pair it by] (each of the last four, and the meaning, as numbers)."""
+    mode, text = shown_default(item)
+    field = item.detail if item.kind == FLAG and "." in item.detail else None  # diff's rename rules, as diff has them
+    text_help = item.help if len(item.help) >= _RENAME_HELP else None
+    return [KINDS.index(item.kind), item.name, mode, text, numbers["default"](repr(_default_key(item))),
+            list(item.aliases), list(item.choices), 1 if item.deprecated else 0,
+            sorted({numbers["spelling"](flag_key(s)) for s in item.spellings()}),
+            numbers["field"](field), numbers["help"](text_help)]
+
+
+def engine_json(site: Site, key: str, view: EngineView) -> tuple[dict, dict[str, dict]]:
+    """The engine's file (every item body once, the releases, the words) and each release's file."""
+    numbers = {name: _Numbers() for name in ("default", "spelling", "field", "help")}
+    surfaces = {v: surfaced(view, v) for v in view.versions}
+    bodies: dict[str, list] = {}
+    made: dict[int, str] = {}  # id(item) -> its body's text: releases share unchanged items
+    for surface in surfaces.values():
+        for item in (surface.items.values() if surface is not None else ()):
+            if id(item) not in made:
+                body = _body(item, numbers)
+                text = json.dumps(body, ensure_ascii=False)
+                bodies.setdefault(text, body)
+                made[id(item)] = text
+    order = sorted(bodies, key=lambda text: (bodies[text][0], bodies[text][1], text))  # diff's order
+    index = {text: n for n, text in enumerate(order)}
+    titles = {e.id: e.title for e in site.entries}
+    releases = {}
+    for version, surface in surfaces.items():
+        releases[version] = _release_json(site, key, view, version, surface, made, index, titles)
+    data = {
+        "format": FORMAT, "engine": key, "name": view.engine.name, "versions": view.versions,
+        "kinds": [[kind, *KIND_VIEWS[kind][:3]] for kind in KINDS],
+        "fields": list(_FIELDS), "field_words": FIELD_WORDS, "biting": [list(g) for g in BITING],
+        "words": [[status, words.word(status), words.STATUS_ICONS.get(status, "?"), words.css(status)]
+                  for status in words.STATUS_WORDS],
+        "entries": {e: [title, entry_url(e)] for e, title in titles.items()}, "items": [bodies[text] for text in order],
+        "surfaces": [v for v, s in surfaces.items() if s is not None],
+    }
+    return data, releases
+
+
+def _release_json(site: Site, key: str, view: EngineView, version: str, surface: Surface | None, made: dict,
+                  index: dict, titles: dict) -> dict:
+    found: dict = {"version": version, "blob": None, "files": [], "quoted": {}, "items": None}
+    if surface is not None:
+        where = surface.files
+        paths = sorted({p for i in surface.items.values() for p in (i.path, getattr(i, "default_path", "")) if p})
+        number = {p: n for n, p in enumerate(paths)}
+        rows = []
+        for item in surface.items.values():
+            row = [index[made[id(item)]], number[item.path] if item.path else -1, item.line]
+            if getattr(item, "default_path", ""):
+                row += [number[item.default_path], item.default_line]
+            rows.append(row)
+        rows.sort()
+        found.update(blob=blob(view.engine, version), files=paths, items=rows,
+                     linked=[n for n, p in enumerate(paths) if p in where],
+                     quoted={str(n): _q(p, safe="/") for n, p in enumerate(paths) if _q(p, safe="/") != p})
+    entries = {}
+    release = view.ledger.releases.get(version)
+    for entry_id, record in sorted((release.entries if release else {}).items()):
+        if entry_id not in titles:
+            continue
+        checks = {}
+        for check_id, verdict in sorted(record.checks.items()):
+            shown = _record_view(site, key, version, verdict)
+            checks[check_id] = [verdict.verdict, verdict.form, verdict.path, list(verdict.lines) if verdict.lines
+                                else None, verdict.symbol, shown["url"]]
+        entries[entry_id] = [record.status, checks]
+    found["entries"] = entries
+    return found
+
+
+def build(b: Builder) -> None:
+    site = b.site
+    for key, view in site.engines.items():
+        versions = view.versions
+        if not versions:
+            continue
+        for older, newer in pairs(versions):
+            _page(b, key, view, older, newer)
+        _picker(b, key, view)
+        data, releases = engine_json(site, key, view)
+        b.add(("api", "upgrade", f"{key}.json"), _json(data))
+        for version, release in releases.items():
+            b.add(("api", "upgrade", key, f"{version}.json"), _json(release))
