@@ -462,7 +462,8 @@ def test_verify_records_each_releases_surface_and_diff_shows_the_change(kb, inde
 
     code, out, err = run_cli(capsys, "diff", "vllm", "0.1.0", "0.2.0")
     assert code == 0, err
-    assert "* --gpu-memory-utilization: default 0.90 -> 0.92" in out
+    assert (f"* --gpu-memory-utilization: default 0.90 (vllm/engine/arg_utils.py:{field_line}) -> 0.92 "
+            f"(vllm/engine/arg_utils.py:{field_line})") in out
     assert "spellings --tensor-parallel-size, -tp -> --tensor-parallel-size, -tp, --tp" in out
 
     code, out, err = run_cli(capsys, "diff", "vllm", "0.1.0", "0.2.0", "--format", "json")

@@ -95,7 +95,10 @@ def _change_line(change) -> str:
     parts = []
     for name in change.fields:
         if name == "default":
-            parts.append(f"default {_default(a)} -> {_default(b)}")
+            if a.default_path or b.default_path:  # the lines that give each default
+                parts.append(f"default {_default(a)} ({a.default_place}) -> {_default(b)} ({b.default_place})")
+            else:
+                parts.append(f"default {_default(a)} -> {_default(b)}")
         elif name == "choices":
             added, removed = set(b.choices) - set(a.choices), set(a.choices) - set(b.choices)
             parts.append("choices" + (f" +{', +'.join(sorted(added))}" if added else "")
