@@ -4,8 +4,8 @@ without it, in one run.
 1. Extraction: for each of a spread of releases of each engine, the surface files are read from the member store
    (they are there after one `gotchas verify`), then `extract` runs on them; the time of `extract` alone is
    reported per release, with the number of files and items (median of `--repeat` runs per release).
-2. `verify --new`: a copy of the committed ledger without the newest vLLM release (and, for the "with" runs, the
-   committed surface files without it too), then `gotchas verify --new --engine vllm` into it, alternating runs
+2. `verify --new`: for each engine, a copy of the committed ledger and surface file without its newest release,
+   then `gotchas verify --new --engine ENGINE` into it, alternating runs
    without the surface (the verifier as before #25) and with it; medians and their ratio. Both runs find the
    archive and the verdicts in the cache, as the nightly job on a warm runner does; what differs is the surface's
    files, read in the same archive pass, and their extraction.
@@ -73,11 +73,11 @@ def extraction(kb, engine: str, n: int, repeat: int) -> list[tuple[str, int, int
     return rows
 
 
-def verify_new(repeat: int) -> tuple[float, float, str]:
+def verify_new(repeat: int, engine: str = "vllm") -> tuple[float, float, str]:
     from verifier.cli import main
 
     kb = kb_module.load(ROOT)
-    source = PyPISource(kb.engines["vllm"])
+    source = PyPISource(kb.engines[engine])
     newest = source.releases()[-1].version
     source.close()
     committed = Ledger(ROOT / "ledger")
@@ -88,15 +88,14 @@ def verify_new(repeat: int) -> tuple[float, float, str]:
                 target = Path(folder) / "ledger"
                 shutil.copytree(ROOT / "ledger", target)
                 ledger = Ledger(target)
-                for engine in ("vllm", "sglang"):
-                    surfaces = committed.load_surfaces(engine)
-                    surfaces.releases.pop(newest, None) if engine == "vllm" else None
-                    ledger.save_surfaces(surfaces)
-                engine_ledger = ledger.load("vllm")
+                surfaces = committed.load_surfaces(engine)
+                surfaces.releases.pop(newest, None)
+                ledger.save_surfaces(surfaces)
+                engine_ledger = ledger.load(engine)
                 if newest in engine_ledger.releases:
                     del engine_ledger.releases[newest]
                     ledger.save(engine_ledger)
-                argv = ["verify", "--new", "--engine", "vllm", "--ledger", str(target)]
+                argv = ["verify", "--new", "--engine", engine, "--ledger", str(target)]
                 if variant == "without":
                     import verifier.cli._verify as cli_verify
 
@@ -128,9 +127,10 @@ def main() -> None:
         for version, files, items, seconds in sorted(rows, key=lambda r: version_key(r[0])):
             print(f"| {version} | {files} | {items} | {seconds:.2f} s |")
         print(f"median over releases: {statistics.median(r[3] for r in rows):.2f} s")
-    without, with_, newest = verify_new(args.repeat)
-    print(f"\nverify --new --engine vllm on {newest} (median of {args.repeat}): without the surface {without:.2f} s, "
-          f"with it {with_:.2f} s ({with_ / without:.2f}x)")
+    for engine in ("vllm", "sglang"):
+        without, with_, newest = verify_new(args.repeat, engine)
+        print(f"\nverify --new --engine {engine} on {newest} (median of {args.repeat}): without the surface "
+              f"{without:.2f} s, with it {with_:.2f} s ({with_ / without:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,15 @@ its sha256), as evidence links only go to files a check found (evidence.code_lin
 
 from __future__ import annotations
 
+import functools
+
+from markupsafe import Markup, escape
+
 from ..kb import Engine
 from ..surface.model import KINDS, METRIC, Item, Surface
 from .evidence import permalink
 from .model import EngineView
-from .safe import _q, web_url
+from .safe import _link, _q, web_url
 from .writer import Builder, Page
 
 #: Characters of an item's help text shown in a table (SGLang's 2,000 items a release stay a few hundred KB).
@@ -52,21 +56,31 @@ def shown_default(item: Item) -> tuple[int, str]:
     return (COMPUTED if item.computed else CODE), item.default
 
 
+@functools.lru_cache(maxsize=1024)
 def blob(engine: Engine, version: str) -> str | None:
     """The URL under which a release's files are, or None when the repository is no web URL."""
     found = permalink(engine, version, "", None)
     return found if web_url(found) else None
 
 
-def place(engine: Engine, surface: Surface, path: str, line: int) -> dict | None:
-    """`path:line`, with its permalink when the surface was read from that file."""
+@functools.lru_cache(maxsize=1 << 16)
+def _place(under: str | None, path: str, line: int) -> Markup:
+    text = f"{path}:{line}" if line else path
+    if under is None:
+        return escape(text)
+    return _link(f"{under}{_q(path, safe='/')}" + (f"#L{line}" if line else ""), text)
+
+
+def place(engine: Engine, surface: Surface, path: str, line: int) -> Markup | None:
+    """`path:line`, linked to the line at that release when the surface was read from that file (the same
+    permalink as evidence.permalink); None when there is no path. Cached: a release's places recur on its surface
+    page and on every upgrade page that names it."""
     if not path:
         return None
-    url = permalink(engine, surface.version, path, (line, line) if line else None) if path in surface.files else None
-    return {"text": f"{path}:{line}" if line else path, "url": url if url and web_url(url) else None}
+    return _place(blob(engine, surface.version) if path in surface.files else None, path, line)
 
 
-def default_place(engine: Engine, surface: Surface, item: Item) -> dict | None:
+def default_place(engine: Engine, surface: Surface, item: Item) -> Markup | None:
     """Where the default is written, when that is not where the item is (a config class's field)."""
     path = getattr(item, "default_path", "")
     return place(engine, surface, path, getattr(item, "default_line", 0)) if path else None

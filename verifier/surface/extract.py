@@ -34,7 +34,7 @@ from ..code import _python
 from .model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item
 
 #: The extractor's version: a release's stored surface is read again when it was extracted by another.
-EXTRACTOR = 3
+EXTRACTOR = 4
 #: The longest default kept as written; a longer one is cut (and then not a literal).
 MAX_DEFAULT = 200
 #: The longest help text kept.

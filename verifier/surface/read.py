@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .extract import EXTRACTOR, extract
 from .model import KINDS
-from .store import ReleaseSurface
+from .store import ReleaseSurface, fingerprint
 
 
 @functools.lru_cache(maxsize=256)
@@ -72,14 +72,16 @@ def read_surface(snapshot, spec: SurfaceSpec, release, now: str, verifier: str,
         data = snapshot.read(path)
         if data is not None:
             contents[path] = data
-    files = {p: hashlib.sha256(d).hexdigest() for p, d in contents.items()}
-    record = ReleaseSurface(release.version, release.identity or "", now, verifier, files, extractor=EXTRACTOR)
-    key = record.fingerprint
+    shas = {p: hashlib.sha256(d).hexdigest() for p, d in contents.items()}
+    key = fingerprint(shas)
     if memo is not None and memo.get("fingerprint") == key:
-        record.items = list(memo["items"])
-        return record
-    by_kind = {kind: {p: contents[p] for p in chosen.get(kind, []) if p in contents} for kind in KINDS}
-    record.items = extract(by_kind, [p for p in spec.primary if p in contents])
-    if memo is not None:
-        memo.update(fingerprint=key, items=record.items)
-    return record
+        items = list(memo["items"])
+    else:
+        by_kind = {kind: {p: contents[p] for p in chosen.get(kind, []) if p in contents} for kind in KINDS}
+        items = extract(by_kind, [p for p in spec.primary if p in contents])
+        if memo is not None:
+            memo.update(fingerprint=key, items=items)
+    # Kept: the files that define an item (its place), not every file the patterns chose (most define none).
+    defining = {i.path for i in items} | {i.default_path for i in items if i.default_path}
+    return ReleaseSurface(release.version, release.identity or "", now, verifier,
+                          {p: shas[p] for p in sorted(defining) if p in shas}, items, EXTRACTOR, (len(shas), key))

@@ -1,8 +1,8 @@
 """The release surfaces on disk: `ledger/surface/<engine>.json`, written by `gotchas verify` beside the ledger.
 
 One file per engine, in a deterministic form: the bodies of all items (what an item says, without its place) once
-each, under a short id; then for each release what was read (the archive's identity, the files and their sha256,
-when and by which verifier) and its items, one line each, as `[id, file index, line]`, or with the file index and
+each, under a short id; then for each release what was read (the archive's identity, the files that define items
+and their sha256, how many files were read in all and a digest of them, when and by which verifier) and its items, one line each, as `[id, file index, line]`, or with the file index and
 line of its default where that is written elsewhere (a flag whose default is a config class's field). A release that keeps a
 flag as it was adds a line naming the same id, so that the diff of a scheduled run reads as "these items changed".
 
@@ -38,9 +38,10 @@ class ReleaseSurface:
     identity: str = ""
     extracted: str = ""  # when, UTC
     verifier: str = ""
-    files: dict[str, str] = field(default_factory=dict)  # path -> sha256 of what was read
+    files: dict[str, str] = field(default_factory=dict)  # path -> sha256 of each file that defines an item
     items: list[Item] = field(default_factory=list)
     extractor: int = 0  # the extractor's version (extract.EXTRACTOR) that read it
+    read: tuple[int, str] = (0, "")  # how many files were read, and `fingerprint` of them all
     #: As read from a file, before `items` is made from them: the rows ([id, file index, line]) and the bodies by
     #: id. Most runs never look at most releases; their rows are written back as they were read.
     rows: list | None = None
@@ -68,13 +69,15 @@ class ReleaseSurface:
     def surface(self, engine: str) -> Surface:
         return Surface(engine, self.version, {i.key: i for i in self.all_items()}, dict(self.files), self.identity)
 
-    @property
-    def fingerprint(self) -> str:
-        """The identity of what was read: releases with the same files have the same surface."""
-        digest = hashlib.sha256()
-        for path, sha in sorted(self.files.items()):
-            digest.update(f"{path}\0{sha}\n".encode())
-        return digest.hexdigest()
+
+
+
+def fingerprint(files: dict[str, str]) -> str:
+    """The identity of what was read (path -> sha256): releases with the same files have the same surface."""
+    digest = hashlib.sha256()
+    for path, sha in sorted(files.items()):
+        digest.update(f"{path}\0{sha}\n".encode())
+    return digest.hexdigest()
 
 
 @dataclass
@@ -135,7 +138,8 @@ def encode(surfaces: EngineSurfaces) -> str:
                 row += [index.get(item.default_path, -1), item.default_line]
             rows.append(row)
         head = {"identity": record.identity, "extracted": record.extracted, "verifier": record.verifier,
-                "extractor": record.extractor, "files": {p: record.files[p] for p in paths}}
+                "extractor": record.extractor, "files": {p: record.files[p] for p in paths},
+                "read": {"files": record.read[0], "sha256": record.read[1]}}
         releases.append((version, head, rows))
     out = ['{"engine": ' + json.dumps(surfaces.engine) + f', "format": {FORMAT_VERSION},', ' "items": {']
     keys = sorted(bodies)
@@ -189,7 +193,7 @@ def decode(data: object, engine: str, where: str) -> EngineSurfaces:
         if not isinstance(version, str) or not re.fullmatch(r"[0-9A-Za-z.+!_-]{1,64}", version):
             raise fail(at, "not a release version")
         if not isinstance(record, dict) or set(record) - {"identity", "extracted", "verifier", "extractor", "files",
-                                                         "rows"}:
+                                                         "read", "rows"}:
             raise fail(at, "not a release record (identity, extracted, verifier, files, rows)")
         files, rows = record.get("files", {}), record.get("rows", [])
         if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
@@ -208,7 +212,12 @@ def decode(data: object, engine: str, where: str) -> EngineSurfaces:
         extractor = record.get("extractor", 0)
         if not isinstance(extractor, int) or isinstance(extractor, bool):
             raise fail(f"{at}.extractor", "must be a number")
+        read = record.get("read", {"files": 0, "sha256": ""})
+        if not (isinstance(read, dict) and set(read) == {"files", "sha256"} and type(read["files"]) is int
+                and isinstance(read["sha256"], str)):
+            raise fail(f"{at}.read", "must be {files: a count, sha256: a digest}")
         result.releases[version] = ReleaseSurface(version, *strings, files=dict(files), extractor=extractor,
+                                                  read=(read["files"], read["sha256"]),
                                                   rows=rows, bodies=bodies, made=made)
     return result
 
