@@ -2,7 +2,8 @@
 
 It reads only entries, the KB's own data and the ledger (with its evidence files); it writes HTML that works
 without JavaScript, JSON for tools, Atom feeds and SVG badges. URLs are stable: `entries/<id>/`,
-`concepts/<term>/`, `schemes/<term>/`, `engines/<engine>/<version>/`, `legend/`.
+`concepts/<term>/`, `schemes/<term>/`, `engines/<engine>/<version>/`, `engines/<engine>/<version>/surface/`,
+`engines/<engine>/<from>...<to>/`, `engines/<engine>/upgrade/`, `legend/`.
 
 Pages, feeds, the sitemap and badges come from Jinja2 templates under site/templates with autoescape on, and
 every value printed passes `safe.finalize` (characters XML 1.0 does not allow become U+FFFD); a URL from data
@@ -11,7 +12,9 @@ with raw HTML off and only safe links. Every file goes through `Builder._put`, w
 output folder (names are single path parts, never `..`, never through a link) and never over a file; the
 output folder is replaced only when the site built it (`MARKER`).
 
-Modules by job: `model` (the view model), `pages`, `entry`, `release` (HTML pages), `search`, `feeds`,
+Modules by job: `model` (the view model), `pages`, `entry`, `release` (HTML pages), `surface` (a release's
+flags, variables, metrics and request fields), `upgrade` (what changes between two releases, and the JSON the
+upgrade picker computes any pair from), `search`, `feeds`,
 `api` (JSON), `badges`, `evidence` (bounded excerpts, links to code), `text` (Markdown and summaries),
 `words` (statuses and the legend), `safe` (what data may become), `writer` (templates and files).
 """
@@ -36,6 +39,7 @@ def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
                    badges.build, feeds.sitemap):
         render(builder)
     builder.write()
+    surface.clear()
     return builder
 
 

@@ -22,12 +22,13 @@ from .writer import Builder, Page
 #: Characters of an item's help text shown in a table (SGLang's 2,000 items a release stay a few hundred KB).
 MAX_HELP = 100
 
-#: Per kind: the section's title, its anchor, the name column's header, and what its default column shows.
+#: Per kind: the section's title, its anchor, the name column's header, what its default column shows, and the
+#: kind in a sentence.
 KIND_VIEWS = {
-    "flag": ("Flags", "flags", "Flag", "Default"),
-    "env": ("Environment variables", "env", "Variable", "Default"),
-    "metric": ("Prometheus metrics", "metrics", "Metric", "Type"),
-    "request": ("Request fields", "requests", "Field", "Default"),
+    "flag": ("Flags", "flags", "Flag", "Default", "flags"),
+    "env": ("Environment variables", "env", "Variable", "Default", "environment variables"),
+    "metric": ("Prometheus metrics", "metrics", "Metric", "Type", "Prometheus metrics"),
+    "request": ("Request fields", "requests", "Field", "Default", "request fields"),
 }
 
 #: How a default is shown: as words ("no default", a metric's type), as code, or as the code it is computed by.
@@ -63,7 +64,7 @@ def blob(engine: Engine, version: str) -> str | None:
     return found if web_url(found) else None
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=None)  # emptied after each build (clear)
 def _place(under: str | None, path: str, line: int) -> Markup:
     text = f"{path}:{line}" if line else path
     if under is None:
@@ -84,6 +85,11 @@ def default_place(engine: Engine, surface: Surface, item: Item) -> Markup | None
     """Where the default is written, when that is not where the item is (a config class's field)."""
     path = getattr(item, "default_path", "")
     return place(engine, surface, path, getattr(item, "default_line", 0)) if path else None
+
+
+def clear() -> None:
+    _place.cache_clear()
+    blob.cache_clear()
 
 
 def clip(text: str, limit: int = MAX_HELP) -> str:
@@ -116,10 +122,10 @@ def _page(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     engine = view.engine
     sections = []
     for kind in KINDS:
-        title, anchor, name_header, default_header = KIND_VIEWS[kind]
+        title, anchor, name_header, default_header, words = KIND_VIEWS[kind]
         rows = [row(engine, surface, item) for item in surface.of_kind(kind)]
         sections.append({"kind": kind, "title": title, "anchor": anchor, "name_header": name_header,
-                         "default_header": default_header, "rows": rows})
+                         "default_header": default_header, "words": words, "rows": rows})
     previous = previous if has_surface(view, previous) else None
     following = following if has_surface(view, following) else None
     context = {"key": key, "engine": engine, "version": version, "sections": sections, "previous": previous,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 
+from packaging.version import InvalidVersion, Version
+
 from .. import history
 from ..model import HOLDS
 from ..surface.diff import _FIELDS, _RENAME_HELP, Change, _default_key, diff
@@ -45,14 +47,35 @@ def upgrade_url(engine: str, older: str, newer: str) -> str:
     return f"engines/{_q(engine)}/{_q(upgrade_name(older, newer))}/"
 
 
+#: From the last release of a minor series (0.10.2), pages to the last release of each of this many later ones.
+SERIES_AHEAD = 3
+
+
+def series(version: str) -> tuple:
+    """A release's minor series: 0.10 for 0.10.2 and 0.10.1.1."""
+    try:
+        return Version(version).release[:2]
+    except InvalidVersion:
+        return (version,)
+
+
 def pairs(versions: list[str]) -> list[tuple[str, str]]:
-    """Every pair of consecutive releases, and every release to the newest, oldest first."""
+    """The upgrades with a page, oldest first: every release to the next and to the newest, and the last release of
+    each minor series to the last of each of the SERIES_AHEAD series after it (0.10.2 to 0.11.2, 0.12.0, 0.13.0)."""
     found = []
+    heads: dict[tuple, str] = {}
+    for version in versions:
+        heads[series(version)] = version  # versions are oldest first: the last one of a series stays
+    lasts = list(heads.values())
     for i, older in enumerate(versions[:-1]):
         found.append((older, versions[i + 1]))
-        if i + 1 < len(versions) - 1:
-            found.append((older, versions[-1]))
-    return found
+        if older in lasts:
+            at = lasts.index(older)
+            found += [(older, newer) for newer in lasts[at + 1:at + 1 + SERIES_AHEAD]]
+        found.append((older, versions[-1]))
+    unique = dict.fromkeys(found)
+    order = {v: n for n, v in enumerate(versions)}
+    return sorted(unique, key=lambda p: (order[p[0]], order[p[1]]))
 
 
 # --- the static pages ----------------------------------------------------------------------------------------
@@ -74,16 +97,30 @@ def change_word(change: Change) -> str:
     return f"{change.what}: {', '.join(FIELD_WORDS[f] for f in change.fields)}"
 
 
-def change_rows(view: EngineView, older: Surface, newer: Surface, result) -> list[dict]:
+def change_rows(b: Builder, view: EngineView, older: Surface, newer: Surface, result) -> list[dict]:
+    """Per kind, its rows as markup. A row is rendered once for all the pages that show it: the items added by
+    the newest release are the same rows on the page from every release to it."""
+    macro = b.env.get_template("macros.html").module.change_row
     sections = []
     for kind in KINDS:
-        title, anchor, name_header, _ = KIND_VIEWS[kind]
-        rows = [{"what": c.what, "word": change_word(c), "name": c.name,
-                 "old_name": c.before.name if c.what == "renamed" else None,
-                 "before": _side(view, older, c.before, c), "after": _side(view, newer, c.after, c)}
-                for c in result.of(kind=kind)]
+        title, anchor, name_header, *_ = KIND_VIEWS[kind]
+        rows = []
+        for c in result.of(kind=kind):
+            key = (kind, c.what, c.fields, c.name, id(c.before), older.version if c.before else None, id(c.after),
+                   newer.version if c.after else None)
+            found = _ROWS.get(key)
+            if found is None:
+                found = _ROWS[key] = macro({
+                    "word": change_word(c), "old_name": c.before.name if c.what == "renamed" else None,
+                    "name": c.name, "before": _side(view, older, c.before, c), "after": _side(view, newer, c.after, c)})
+            rows.append(found)
         sections.append({"kind": kind, "title": title, "anchor": anchor, "name_header": name_header, "rows": rows})
     return sections
+
+
+#: Rendered rows by what they show, for one build (`build` empties it): items are told apart by identity, which
+#: the release surfaces share between releases where an item stays as it was, at the same place.
+_ROWS: dict[tuple, object] = {}
 
 
 def _record_view(site: Site, key: str, version: str, record) -> dict:
@@ -114,7 +151,7 @@ def _page(b: Builder, key: str, view: EngineView, older: str, newer: str) -> Non
     result = diff(a, z) if a is not None and z is not None else None
     groups = entry_changes(site, key, view, older, newer)
     context = {"key": key, "engine": engine, "older": older, "newer": newer, "newest": view.latest,
-               "sections": change_rows(view, a, z, result) if result else [],
+               "sections": change_rows(b, view, a, z, result) if result else [],
                "counts": result.counts() if result else None, "groups": groups, "biting": BITING,
                "missing": [v for v, s in ((older, a), (newer, z)) if s is None],
                "older_surface": a is not None, "newer_surface": z is not None}
@@ -124,14 +161,18 @@ def _page(b: Builder, key: str, view: EngineView, older: str, newer: str) -> Non
                         "and request fields, and the gotchas that start or stop biting."))
 
 
-def _picker(b: Builder, key: str, view: EngineView) -> None:
+def _picker(b: Builder, key: str, view: EngineView, pages: list[tuple[str, str]]) -> None:
     versions = view.versions
-    rows = [{"version": v, "next": versions[i + 1] if i + 1 < len(versions) else None,
-             "newest": versions[-1] if i + 2 < len(versions) else None} for i, v in enumerate(versions)]
-    context = {"key": key, "engine": view.engine, "versions": versions, "rows": list(reversed(rows)),
+    following = {v: versions[i + 1] for i, v in enumerate(versions[:-1])}
+    rows = []
+    for version in reversed(versions[:-1]):
+        later = [newer for older, newer in pages if older == version and newer not in (following[version], versions[-1])]
+        rows.append({"version": version, "next": following[version],
+                     "newest": versions[-1] if following[version] != versions[-1] else None, "series": later})
+    context = {"key": key, "engine": view.engine, "versions": versions, "rows": rows,
                "default_from": versions[-2] if len(versions) > 1 else None, "default_to": versions[-1],
-               "data": {"engine": key, "json": f"api/upgrade/{_q(key)}.json",
-                        "release": f"api/upgrade/{_q(key)}/"}}
+               "data": {"engine": key, "json": f"api/upgrade/{_q(key)}.json", "release": f"api/upgrade/{_q(key)}/",
+                        "pages": [upgrade_name(*p) for p in pages]}}
     b.pages.append(Page(("engines", key, "upgrade", "index.html"), f"Upgrading {view.engine.name}", "upgrades.html",
                         context, f"What changes when you upgrade {view.engine.name} from one release to another."))
 
@@ -228,14 +269,17 @@ def _release_json(site: Site, key: str, view: EngineView, version: str, surface:
 
 def build(b: Builder) -> None:
     site = b.site
+    _ROWS.clear()
     for key, view in site.engines.items():
         versions = view.versions
         if not versions:
             continue
-        for older, newer in pairs(versions):
+        pages = pairs(versions)
+        for older, newer in pages:
             _page(b, key, view, older, newer)
-        _picker(b, key, view)
+        _picker(b, key, view, pages)
         data, releases = engine_json(site, key, view)
         b.add(("api", "upgrade", f"{key}.json"), _json(data))
         for version, release in releases.items():
             b.add(("api", "upgrade", key, f"{version}.json"), _json(release))
+    _ROWS.clear()
