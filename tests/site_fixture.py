@@ -34,9 +34,76 @@ HOSTILE_ENTRY = VALID_ENTRY.replace("id: ops-example", "id: ops-hostile-markup")
 LONG_LINE = "        # " + "a comment long enough to make the excerpt scroll sideways " * 6 + "\n"
 
 
+#: The release surface of the fixture releases (the registry's surface files): from 0.1.0 to 0.2.0 a default
+#: changes (--gpu-memory-utilization 0.90 -> 0.92), a flag gains a spelling (-tp, then --tp too), one is renamed
+#: (--max-seq-len becomes --max-model-len, keeping the old spelling), one is removed and one added; a variable's
+#: default changes; a metric and a request field are added; 0.10.0 adds a choice and deprecates a flag.
+ARG_UTILS = """
+from dataclasses import dataclass
+
+@dataclass
+class EngineArgs:
+    gpu_memory_utilization: float = 0.90
+    tensor_parallel_size: int = 1
+    scheduling_policy: str = "fcfs"
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument('--gpu-memory-utilization', type=float,
+                            default=EngineArgs.gpu_memory_utilization, help='The fraction of GPU memory to use.')
+        parser.add_argument('--tensor-parallel-size', '-tp', type=int, default=EngineArgs.tensor_parallel_size)
+        parser.add_argument('--scheduling-policy', choices=['fcfs', 'priority'],
+                            default=EngineArgs.scheduling_policy)
+        parser.add_argument('--max-seq-len', type=int, default=None, help='Model context length.')
+        parser.add_argument('--swap-space', type=float, default=4, help='CPU swap space per GPU, in GiB.')
+        parser.add_argument('--enable-prefix-caching', action='store_true', help='Enable prefix caching.')
+"""
+ENVS = """
+import os
+
+environment_variables = {
+    # Use the V1 engine.
+    "VLLM_USE_V1": lambda: os.getenv("VLLM_USE_V1", "0"),
+    "VLLM_HOST_IP": lambda: os.getenv("VLLM_HOST_IP", ""),
+}
+"""
+LOGGERS = """
+class PrometheusStatLogger:
+    def __init__(self):
+        self.counter_num_preempted_reqs = self._counter_cls(
+            name="vllm:num_preemptions", documentation="Cumulative number of preemption from the engine.",
+            labelnames=labelnames)
+"""
+PROTOCOL = """
+class ChatCompletionRequest(OpenAIBaseModel):
+    model: str | None = None
+    max_tokens: int | None = None
+"""
+
+
+def surface_files(version: str) -> dict[str, bytes]:
+    args, envs, loggers, protocol = ARG_UTILS, ENVS, LOGGERS, PROTOCOL
+    if version != "0.1.0":
+        args = args.replace("gpu_memory_utilization: float = 0.90", "gpu_memory_utilization: float = 0.92").replace(
+            "'--tensor-parallel-size', '-tp'", "'--tensor-parallel-size', '-tp', '--tp'").replace(
+            "'--max-seq-len', type=int", "'--max-model-len', '--max-seq-len', type=int").replace(
+            "        parser.add_argument('--swap-space', type=float, default=4, help='CPU swap space per GPU, in GiB.')\n",
+            "        parser.add_argument('--kv-cache-dtype', default='auto', help='Data type of the KV cache.')\n")
+        envs = envs.replace('os.getenv("VLLM_USE_V1", "0")', 'os.getenv("VLLM_USE_V1", "1")')
+        loggers += ('        self.gauge = prometheus_client.Gauge(name="vllm:num_requests_running", '
+                    'documentation="Running.", labelnames=["model_name"])\n')
+        protocol += "    priority: int = 0\n"
+    if version == "0.10.0":
+        args = args.replace("choices=['fcfs', 'priority']", "choices=['fcfs', 'priority', 'lifo']").replace(
+            "help='Enable prefix caching.'", "help='Enable prefix caching.', deprecated=True")
+    return {"vllm/engine/arg_utils.py": args.encode(), "vllm/envs.py": envs.encode(),
+            "vllm/v1/metrics/loggers.py": loggers.encode(), "vllm/entrypoints/openai/protocol.py": protocol.encode()}
+
+
 def sdist(version: str, sched: str = SCHED_PY) -> bytes:
     sched = sched + LONG_LINE  # evidence excerpts must stay usable (and accessible) when they scroll
-    return make_sdist({"pkg/sched.py": sched.encode(), "pkg/metrics.py": METRICS_PY.encode()}, top=f"vllm-{version}")
+    return make_sdist({"pkg/sched.py": sched.encode(), "pkg/metrics.py": METRICS_PY.encode(),
+                       **surface_files(version)}, top=f"vllm-{version}")
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
