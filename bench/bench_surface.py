@@ -6,9 +6,9 @@ without it, in one run.
    reported per release, with the number of files and items (median of `--repeat` runs per release).
 2. `verify --new`: for each engine, a copy of the committed ledger and surface file without its newest release,
    then `gotchas verify --new --engine ENGINE` into it, alternating runs
-   without the surface (the verifier as before #25) and with it; medians and their ratio. Both runs find the
-   archive and the verdicts in the cache, as the nightly job on a warm runner does; what differs is the surface's
-   files, read in the same archive pass, and their extraction.
+   without the surface (the verifier as before #25) and with it; medians and their ratio. First with the caches
+   warm (archive, member store and verdicts), then cold: a cache of the run's own holding only the archives (hard
+   links), as on a runner that keeps its downloads: the archive is read again and every check evaluated.
 
     .venv/bin/python bench/bench_surface.py [--repeat 5] [--releases 8]
 """
@@ -16,6 +16,7 @@ without it, in one run.
 from __future__ import annotations
 
 import argparse
+import os
 import contextlib
 import io
 import shutil
@@ -73,7 +74,19 @@ def extraction(kb, engine: str, n: int, repeat: int) -> list[tuple[str, int, int
     return rows
 
 
-def verify_new(repeat: int, engine: str = "vllm") -> tuple[float, float, str]:
+def _cold_cache(folder: Path) -> None:
+    """A cache of its own for one run: the user cache's archives (hard links: nothing is downloaded), and no
+    verdicts and no member store, as on a runner that keeps only its downloads."""
+    import os
+
+    from verifier import cache
+
+    archives = Path(cache.cache_dir()) / "archives"
+    shutil.copytree(archives, folder / "archives", copy_function=os.link)
+    os.environ["GOTCHAS_CACHE_DIR"] = str(folder)
+
+
+def verify_new(repeat: int, engine: str = "vllm", cold: bool = False) -> tuple[float, float, str]:
     from verifier.cli import main
 
     kb = kb_module.load(ROOT)
@@ -85,6 +98,9 @@ def verify_new(repeat: int, engine: str = "vllm") -> tuple[float, float, str]:
     for _ in range(repeat):
         for variant in ("without", "with"):
             with tempfile.TemporaryDirectory() as folder:
+                saved_cache = os.environ.get("GOTCHAS_CACHE_DIR")
+                if cold:
+                    _cold_cache(Path(folder) / "cache")
                 target = Path(folder) / "ledger"
                 shutil.copytree(ROOT / "ledger", target)
                 ledger = Ledger(target)
@@ -109,6 +125,11 @@ def verify_new(repeat: int, engine: str = "vllm") -> tuple[float, float, str]:
                 finally:
                     if variant == "without":
                         cli_verify.SurfaceSpec.of = saved
+                    if cold:
+                        if saved_cache is None:
+                            os.environ.pop("GOTCHAS_CACHE_DIR", None)
+                        else:
+                            os.environ["GOTCHAS_CACHE_DIR"] = saved_cache
     return statistics.median(times["without"]), statistics.median(times["with"]), newest
 
 
@@ -127,10 +148,12 @@ def main() -> None:
         for version, files, items, seconds in sorted(rows, key=lambda r: version_key(r[0])):
             print(f"| {version} | {files} | {items} | {seconds:.2f} s |")
         print(f"median over releases: {statistics.median(r[3] for r in rows):.2f} s")
-    for engine in ("vllm", "sglang"):
-        without, with_, newest = verify_new(args.repeat, engine)
-        print(f"\nverify --new --engine {engine} on {newest} (median of {args.repeat}): without the surface "
-              f"{without:.2f} s, with it {with_:.2f} s ({with_ / without:.2f}x)")
+    for cold in (False, True):
+        for engine in ("vllm", "sglang"):
+            without, with_, newest = verify_new(args.repeat, engine, cold)
+            caches = "verdicts and members cold (archives at hand)" if cold else "caches warm"
+            print(f"\nverify --new --engine {engine} on {newest}, {caches} (median of {args.repeat}): without the "
+                  f"surface {without:.2f} s, with it {with_:.2f} s ({with_ / without:.2f}x)")
 
 
 if __name__ == "__main__":
