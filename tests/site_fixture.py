@@ -164,9 +164,10 @@ def kb_root_module(tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def real_site(tmp_path_factory):
-    """The site of the real KB and its committed ledger."""
+    """The site of the real KB and its committed ledger, built once for every module that reads it (some 20 s:
+    it holds a surface page per release and 300 upgrade pages)."""
     from .conftest import REPO
 
     out = tmp_path_factory.mktemp("real") / "_site"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import quote
@@ -184,6 +185,89 @@ def test_not_found_page_is_styled_from_the_base(browser, built_site):
     assert 'href="https://gotchas.example/assets/style.css"' in text
 
 
+# --- release surfaces and upgrades -------------------------------------------------------------------------------
+
+def _static_diff(browser, url: str, viewport=None) -> str:
+    """The text of an upgrade page's diff, as a reader without JavaScript sees it (at `viewport`: a narrow one
+    lays a table's rows out as blocks, and the text says so)."""
+    context = browser.new_context(java_script_enabled=False, viewport=viewport or {"width": 1200, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    text = page.locator("#upgrade-diff").inner_text()
+    context.close()
+    return text
+
+
+def _pick(page, older: str, newer: str, engine: str = "vLLM") -> None:
+    page.select_option("#upgrade-from", older)
+    page.select_option("#upgrade-to", newer)
+    page.wait_for_function("t => document.getElementById('upgrade-status').textContent.startsWith(t)",
+                           arg=f"{engine} {older} → {newer}:")
+
+
+def test_the_upgrade_picker_shows_a_changed_default_with_its_lines_as_the_static_page_does(page, browser, base_url):
+    from .site_fixture import surface_files
+
+    page.goto(base_url + "engines/vllm/upgrade/")
+    assert page.locator("#upgrade-form").is_visible()
+    _pick(page, "0.1.0", "0.2.0")  # two choices
+    row = page.locator("#upgrade-diff table tr", has_text="--gpu-memory-utilization")
+    cells = row.locator("td").all_inner_texts()
+    args = surface_files("0.1.0")["vllm/engine/arg_utils.py"].decode().split("\n")
+    flag = next(n for n, line in enumerate(args, 1) if "'--gpu-memory-utilization'" in line)
+    assert cells[0] == "changed: default"
+    assert cells[2].startswith("0.90 · default at vllm/engine/arg_utils.py:") and cells[2].endswith(f":{flag}")
+    assert cells[3].startswith("0.92 · ")
+    assert row.locator("td").nth(2).locator("a").last.get_attribute("href") == (
+        f"https://github.com/vllm-project/vllm/blob/v0.1.0/vllm/engine/arg_utils.py#L{flag}")
+    assert "?from=0.1.0&to=0.2.0" in page.url  # the pair can be linked to
+    assert page.locator("#upgrade-diff").inner_text() == _static_diff(browser, base_url + "engines/vllm/0.1.0...0.2.0/")
+    page.locator("#upgrade-result a", has_text="The page of this upgrade").click()
+    page.wait_for_url(base_url + "engines/vllm/0.1.0...0.2.0/")
+
+
+@pytest.mark.parametrize("older,newer", [("0.2.0", "0.10.0"), ("0.1.0", "0.10.0")])
+def test_the_picker_gives_every_static_pair_as_its_page_does(page, browser, base_url, older, newer):
+    page.goto(base_url + f"engines/vllm/upgrade/?from={older}&to={newer}")
+    page.wait_for_function("() => document.getElementById('upgrade-diff') !== null")
+    assert page.locator("#upgrade-diff").inner_text() == _static_diff(browser, base_url + f"engines/vllm/{older}...{newer}/")
+
+
+def test_the_picker_without_javascript_links_to_the_upgrade_pages(browser, base_url):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(base_url + "engines/vllm/upgrade/")
+    assert not page.locator("#upgrade-form").is_visible()
+    page.locator("a", has_text="0.1.0 → 0.2.0").click()
+    assert page.locator("h1").inner_text() == "Upgrading vLLM from 0.1.0 to 0.2.0"
+    assert "--max-seq-len → --max-model-len" in page.locator("#flags + table").inner_text()
+    context.close()
+
+
+def test_the_surface_filter_narrows_the_tables(page, base_url):
+    page.goto(base_url + "engines/vllm/0.2.0/surface/")
+    rows = page.locator("table.surface tbody tr")
+    total = rows.count()
+    page.fill("#surface-filter-input", "gpu memory")
+    visible = [r.locator("td").first.inner_text() for r in rows.all() if r.is_visible()]
+    assert [v.split()[0] for v in visible] == ["--gpu-memory-utilization"]
+    assert page.locator("#surface-filter-count").inner_text() == f"1 of {total} match “gpu memory”"
+    assert not page.locator("#env").is_visible()  # a table with nothing left goes
+    page.fill("#surface-filter-input", "")
+    assert len([r for r in rows.all() if r.is_visible()]) == total
+
+
+@pytest.mark.parametrize("path", ["engines/vllm/0.2.0/surface/", "engines/vllm/0.1.0...0.2.0/",
+                                  "engines/vllm/upgrade/?from=0.1.0&to=0.10.0"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_surface_and_upgrade_pages_have_no_accessibility_violations(page, base_url, path, scheme):
+    page.emulate_media(color_scheme=scheme)
+    page.goto(base_url + path)
+    if "upgrade/" in path:
+        page.wait_for_function("() => document.getElementById('upgrade-diff') !== null")
+    assert violations(page) == []
+
+
 # --- the real KB: each journey at 1280 and 360 px, light and dark ----------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -312,11 +396,64 @@ def test_real_site_search_ranks_what_was_asked_first(two_looks, real_base_url):
         assert body.split()[0] in docs[ids[0]]["symptom"] + docs[ids[0]]["text"]  # starts on a word boundary
 
 
+def test_real_site_upgrade_from_vllm_0_10_2_to_0_12_0_in_the_picker_is_its_page(browser, two_looks, real_base_url):
+    page = two_looks
+    page.goto(real_base_url + "engines/vllm/upgrade/")
+    _pick(page, "0.10.2", "0.12.0")
+    seed = page.locator("#upgrade-diff table tr", has_text="--seed").first.locator("td").all_inner_texts()
+    assert seed[0] == "changed: default"
+    assert seed[2].startswith("None · ") and seed[3].startswith("0 · ")
+    assert re.search(r"vllm/engine/arg_utils\.py:\d+$", seed[2]) and re.search(r"\.py:\d+$", seed[3])
+    assert page.locator("#upgrade-diff").inner_text() == _static_diff(
+        browser, real_base_url + "engines/vllm/0.10.2...0.12.0/", page.viewport_size)
+
+
+def test_real_site_the_pickers_diff_is_gotchas_diff(page, real_base_url):
+    """The browser's diff against surface.diff.diff on the real surfaces: every vLLM pair of consecutive releases,
+    and pairs of SGLang releases far apart (the most renames to pair), both ways."""
+    import random
+
+    from verifier.ledger import Ledger
+    from verifier.surface.diff import diff
+
+    from .conftest import REPO
+
+    script = """async ([engine, pairs]) => {
+      const get = async u => (await fetch(u)).json();
+      const data = await get("../../../api/upgrade/" + engine + ".json"), releases = {};
+      const found = [];
+      for (const [a, b] of pairs) {
+        for (const v of [a, b]) releases[v] = releases[v] || await get("../../../api/upgrade/" + engine + "/" + v + ".json");
+        found.push(window.gotchasUpgrade.diff(data, releases[a], releases[b]).map(c =>
+          [c.what, data.kinds[c.kind][0], c.before ? data.items[c.before[0]][1] : null, c.name, c.fields]));
+      }
+      return found;
+    }"""
+    for engine in ("vllm", "sglang"):
+        surfaces = Ledger(REPO / "ledger").load_surfaces(engine)
+        versions = surfaces.versions()
+        if engine == "vllm":
+            chosen = list(zip(versions, versions[1:]))
+        else:
+            pick = random.Random(7)
+            chosen = [(pick.choice(versions[:20]), pick.choice(versions[-20:])) for _ in range(4)]
+            chosen += [(b, a) for a, b in chosen[:2]]
+        page.goto(real_base_url + f"engines/{engine}/upgrade/")
+        found = page.evaluate(script, [engine, chosen])
+        for (older, newer), got in zip(chosen, found):
+            result = diff(surfaces.surface(older), surfaces.surface(newer))
+            expected = [[c.what, c.kind, c.before.name if c.before else None, c.name, list(c.fields)]
+                        for c in result.changes]
+            assert got == expected, (engine, older, newer)
+
+
 WIDE_PAGES = ["", "legend/", "search/", "engines/", "engines/sglang/", "engines/vllm/0.10.0/",
               "engines/vllm/0.33.0/", "engines/sglang/0.5.10/", "concepts/", "concepts/kv-cache/",
               "entries/ops-kv-cache-full-preempts-and-recomputes/",
               "entries/perf-prompt-logprobs-bypass-prefix-cache/",
-              "entries/api-sglang-native-generate-stops-at-128-new-tokens/"]
+              "entries/api-sglang-native-generate-stops-at-128-new-tokens/",
+              "engines/vllm/0.12.0/surface/", "engines/sglang/0.5.23/surface/", "engines/vllm/0.10.2...0.12.0/",
+              "engines/vllm/upgrade/?from=0.10.2&to=0.12.0"]
 
 
 @pytest.mark.parametrize("width,scheme", [(360, "dark")])  # the theme changes colours, never widths
@@ -326,6 +463,8 @@ def test_real_site_no_page_is_wider_than_the_viewport(browser, real_base_url, wi
     wide = {}
     for path in WIDE_PAGES:
         page.goto(real_base_url + path)
+        if "upgrade/" in path:  # the picker's result comes once its JSON is read
+            page.wait_for_function("() => document.getElementById('upgrade-diff') !== null")
         scroll = page.evaluate("document.scrollingElement.scrollWidth")
         if scroll > width:
             wide[path] = scroll
@@ -347,6 +486,7 @@ def test_real_site_legend_is_one_click_from_a_badge(look, real_base_url):
 
 @pytest.mark.parametrize("path,width,scheme", [
     ("", 1280, "light"), ("engines/vllm/0.10.0/", 1280, "light"),
+    ("engines/vllm/0.10.2...0.12.0/", 360, "dark"), ("engines/vllm/0.12.0/surface/", 1280, "light"),
     ("entries/ops-kv-cache-full-preempts-and-recomputes/", 360, "dark"), ("legend/", 360, "dark")])
 def test_real_pages_have_no_accessibility_violations(browser, real_base_url, path, width, scheme):
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
