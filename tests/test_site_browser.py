@@ -255,6 +255,11 @@ def test_the_surface_filter_narrows_the_tables(page, base_url):
     assert not page.locator("#env").is_visible()  # a table with nothing left goes
     page.fill("#surface-filter-input", "")
     assert len([r for r in rows.all() if r.is_visible()]) == total
+    page.goto(base_url + "engines/vllm/0.1.0...0.2.0/")  # an upgrade page's changes have the same box
+    page.fill("#surface-filter-input", "VLLM_USE")
+    shown = [r.inner_text() for r in page.locator("table.upgrade tbody tr").all() if r.is_visible()]
+    assert len(shown) == 1 and shown[0].startswith("changed: default\tVLLM_USE_V1")
+    assert page.locator("#start").is_visible()  # the entries are not filtered
 
 
 @pytest.mark.parametrize("path", ["engines/vllm/0.2.0/surface/", "engines/vllm/0.1.0...0.2.0/",

@@ -502,7 +502,8 @@
                          h("td", null, c.what === "renamed" ? [h("code", null, items[c.before[0]][1]), " \u2192 "] : null, h("code", null, c.name)),
                          h("td", null, side(c.before, older, c.fields)), h("td", null, side(c.after, newer, c.fields))));
         });
-        out.push(h("section", { "aria-labelledby": k[2] }, h(level, { id: k[2] }, k[1] + " (" + rows.length + ")"),
+        out.push(h("section", { "aria-labelledby": k[2], "class": "surface-section" },
+                   h(level, { id: k[2] }, k[1] + " (", h("span", { "class": "count" }, String(rows.length)), ")"),
                    h("table", { "class": "surface upgrade", "aria-labelledby": k[2] },
                      h("thead", null, h("tr", null, h("th", { scope: "col" }, "Change"), h("th", { scope: "col" }, k[3]),
                                         h("th", { scope: "col" }, older.version), h("th", { scope: "col" }, newer.version))),
