@@ -5,6 +5,7 @@ viewport, the legend one click from a badge."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -438,7 +439,7 @@ def test_real_site_the_pickers_diff_is_gotchas_diff(page, real_base_url):
         surfaces = Ledger(REPO / "ledger").load_surfaces(engine)
         versions = surfaces.versions()
         if engine == "vllm":
-            chosen = list(zip(versions, versions[1:]))
+            chosen = list(itertools.pairwise(versions))
         else:
             pick = random.Random(7)
             chosen = [(pick.choice(versions[:20]), pick.choice(versions[-20:])) for _ in range(4)]

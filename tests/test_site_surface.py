@@ -27,8 +27,8 @@ def _text(fragment: str) -> str:
 def _rows(page: str, section: str) -> list[list[str]]:
     """The rows of the table under the heading with id `section`, as the text of each cell."""
     block = page.split(f'id="{section}"', 1)[1].split("</table>", 1)[0].split("<tbody>", 1)[1]
-    return [[_text(cell) for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", block, re.S)]
+    return [[_text(cell) for cell in re.findall(r"<td>(.*?)</td>", row, re.DOTALL)]
+            for row in re.findall(r"<tr>(.*?)</tr>", block, re.DOTALL)]
 
 
 def _line(path_text: str, needle: str) -> int:
@@ -131,8 +131,11 @@ def test_a_changed_default_shows_both_sides_with_their_lines(built_site):
     assert gpu[0] == "changed: default"
     assert gpu[2] == (f"0.90 · default at vllm/engine/arg_utils.py:{_line(old, 'gpu_memory_utilization: float')}, "
                       f"flag at vllm/engine/arg_utils.py:{_line(old, chr(39) + '--gpu-memory-utilization')}")
-    assert gpu[3].startswith("0.92 · default at vllm/engine/arg_utils.py:")
-    assert f'{REPO_URL}v0.1.0/vllm/engine/arg_utils.py#L' in text and f'{REPO_URL}v0.2.0/vllm/engine/arg_utils.py#L' in text
+    flag = _line(new, "'--gpu-memory-utilization'")
+    assert gpu[3] == (f"0.92 · default at vllm/engine/arg_utils.py:{_line(new, 'gpu_memory_utilization: float')}, "
+                      f"flag at vllm/engine/arg_utils.py:{flag}")
+    assert f'{REPO_URL}v0.1.0/vllm/engine/arg_utils.py#L' in text
+    assert f'href="{REPO_URL}v0.2.0/vllm/engine/arg_utils.py#L{flag}"' in text  # each side at its own release
     renamed = rows["--max-seq-len → --max-model-len"]
     assert renamed[0] == "renamed: spellings"
     assert "spellings: --max-model-len, --max-seq-len" in renamed[3]

@@ -35,10 +35,6 @@ KIND_VIEWS = {
 PLAIN, CODE, COMPUTED = 0, 1, 2
 
 
-def surface_url(engine: str, version: str) -> str:
-    return f"engines/{_q(engine)}/{_q(version)}/surface/"
-
-
 def has_surface(view: EngineView, version: str | None) -> bool:
     return version is not None and view.surfaces is not None and version in view.surfaces.releases
 
@@ -64,7 +60,7 @@ def blob(engine: Engine, version: str) -> str | None:
     return found if web_url(found) else None
 
 
-@functools.lru_cache(maxsize=None)  # emptied after each build (clear)
+@functools.cache  # emptied after each build (clear)
 def _place(under: str | None, path: str, line: int) -> Markup:
     text = f"{path}:{line}" if line else path
     if under is None:

@@ -1,6 +1,7 @@
 """Upgrade pages: what changes from one release to another (`gotchas diff`), as a static page for every pair of
-consecutive releases and from every release to the newest (`engines/<engine>/<from>...<to>/`), and a picker
-(`engines/<engine>/upgrade/`) that links to them and, with JavaScript, shows any pair.
+consecutive releases, from every release to the newest and from the last release of a minor series to the last of
+each of the next three (`engines/<engine>/<from>...<to>/`, see `pairs`), and a picker (`engines/<engine>/upgrade/`)
+that links to them and, with JavaScript, shows any pair.
 
 A page says what the surface diff says (items removed, renamed, changed with the default and the line on both
 sides, added) and which entries start and stop biting (history.between), with the checks whose verdict flipped.
@@ -22,7 +23,12 @@ from packaging.version import InvalidVersion, Version
 
 from .. import history
 from ..model import HOLDS
-from ..surface.diff import _FIELDS, _RENAME_HELP, Change, _default_key, diff
+from ..surface.diff import (  # diff's own rules, not copies
+    _RENAME_HELP,
+    Change,
+    _default_key,
+    diff,
+)
 from ..surface.model import FLAG, KINDS, Item, Surface, flag_key
 from . import evidence, words
 from .model import EngineView, Site
@@ -41,10 +47,6 @@ FORMAT = 1
 
 def upgrade_name(older: str, newer: str) -> str:
     return f"{older}...{newer}"
-
-
-def upgrade_url(engine: str, older: str, newer: str) -> str:
-    return f"engines/{_q(engine)}/{_q(upgrade_name(older, newer))}/"
 
 
 #: From the last release of a minor series (0.10.2), pages to the last release of each of this many later ones.
@@ -226,7 +228,7 @@ def engine_json(site: Site, key: str, view: EngineView) -> tuple[dict, dict[str,
     data = {
         "format": FORMAT, "engine": key, "name": view.engine.name, "versions": view.versions,
         "kinds": [[kind, *KIND_VIEWS[kind][:3]] for kind in KINDS],
-        "fields": list(_FIELDS), "field_words": FIELD_WORDS, "biting": [list(g) for g in BITING],
+        "field_words": FIELD_WORDS, "biting": [list(g) for g in BITING],
         "words": [[status, words.word(status), words.STATUS_ICONS.get(status, "?"), words.css(status)]
                   for status in words.STATUS_WORDS],
         "entries": {e: [title, entry_url(e)] for e, title in titles.items()}, "items": [bodies[text] for text in order],
