@@ -24,9 +24,9 @@ from packaging.version import InvalidVersion, Version
 from .. import history
 from ..model import HOLDS
 from ..surface.diff import (  # diff's own rules, not copies
-    _RENAME_HELP,
+    RENAME_HELP,
     Change,
-    _default_key,
+    default_key,
     diff,
 )
 from ..surface.model import FLAG, KINDS, Item, Surface, flag_key
@@ -199,8 +199,8 @@ def _body(item: Item, numbers: dict[str, _Numbers]) -> list:
     and the help text a rename may pair it by] (each of the last four, and the meaning, as numbers)."""
     mode, text = shown_default(item)
     field = item.detail if item.kind == FLAG and "." in item.detail else None  # diff's rename rules, as diff has them
-    text_help = item.help if len(item.help) >= _RENAME_HELP else None
-    return [KINDS.index(item.kind), item.name, mode, text, numbers["default"](repr(_default_key(item))),
+    text_help = item.help if len(item.help) >= RENAME_HELP else None
+    return [KINDS.index(item.kind), item.name, mode, text, numbers["default"](repr(default_key(item))),
             list(item.aliases), list(item.choices), 1 if item.deprecated else 0,
             sorted({numbers["spelling"](flag_key(s)) for s in item.spellings()}),
             numbers["field"](field), numbers["help"](text_help)]

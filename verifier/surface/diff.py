@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .model import KINDS, Item, Surface, flag_key
 
 #: A help text shorter than this says too little to pair a rename by it.
-_RENAME_HELP = 24
+RENAME_HELP = 24
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ _FIELDS = ("default", "choices", "aliases", "deprecated")
 
 def _changed_fields(a: Item, b: Item) -> tuple[str, ...]:
     found = []
-    if _default_key(a) != _default_key(b):
+    if default_key(a) != default_key(b):
         found.append("default")
     if set(a.choices) != set(b.choices):
         found.append("choices")
@@ -67,7 +67,7 @@ def _changed_fields(a: Item, b: Item) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _default_key(item: Item) -> object:
+def default_key(item: Item) -> object:
     """A default by what it means: a literal by value (`0.90` is `0.9`), anything else as written."""
     if item.computed or item.default is None:
         return ("text", item.default)
@@ -98,18 +98,41 @@ def diff(older: Surface, newer: Surface, kinds: tuple[str, ...] = KINDS) -> Surf
 
 
 def _renames(gone: list[Item], came: list[Item]) -> list[tuple[Item, Item]]:
+    """Pairs (old, new) by three rules in turn, each on what the rules before left: an old item and a new one pair
+    when the new one is the only remaining match of the old one and the old one the only match of the new one.
+    The old items are taken in order, and a pair made leaves both lists at once (as with a scan over the two
+    lists; found through an index by key: a scan of every pair took 12 s of a site build on SGLang)."""
     pairs: list[tuple[Item, Item]] = []
     left, right = list(gone), list(came)
-
-    def take(match) -> None:
+    rules = (lambda i: {flag_key(s) for s in i.spellings()},
+             lambda i: {i.detail} if i.kind == "flag" and "." in i.detail else set(),
+             lambda i: {i.help} if len(i.help) >= RENAME_HELP else set())
+    for keys_of in rules:
+        left_keys = {id(a): keys_of(a) for a in left}
+        right_keys = {id(b): keys_of(b) for b in right}
+        by_key_right: dict = {}
+        by_key_left: dict = {}
+        for b in right:
+            for key in right_keys[id(b)]:
+                by_key_right.setdefault(key, {})[id(b)] = b
+        for a in left:
+            for key in left_keys[id(a)]:
+                by_key_left.setdefault(key, {})[id(a)] = a
+        taken: set[int] = set()
         for a in list(left):
-            candidates = [b for b in right if match(a, b)]
-            if len(candidates) == 1 and sum(1 for x in left if match(x, candidates[0])) == 1:
-                pairs.append((a, candidates[0]))
-                left.remove(a)
-                right.remove(candidates[0])
-
-    take(lambda a, b: bool({flag_key(s) for s in a.spellings()} & {flag_key(s) for s in b.spellings()}))
-    take(lambda a, b: a.kind == "flag" and "." in a.detail and a.detail == b.detail)
-    take(lambda a, b: len(a.help) >= _RENAME_HELP and a.help == b.help)
+            candidates = {id(b): b for key in left_keys[id(a)] for b in by_key_right.get(key, {}).values()}
+            if len(candidates) != 1:
+                continue
+            (b,) = candidates.values()
+            matched_by = {id(x) for key in right_keys[id(b)] for x in by_key_left.get(key, {}).values()}
+            if len(matched_by) != 1:
+                continue
+            pairs.append((a, b))
+            taken |= {id(a), id(b)}
+            for key in left_keys[id(a)]:
+                by_key_left[key].pop(id(a), None)
+            for key in right_keys[id(b)]:
+                by_key_right[key].pop(id(b), None)
+        left = [a for a in left if id(a) not in taken]
+        right = [b for b in right if id(b) not in taken]
     return pairs
