@@ -104,6 +104,27 @@ def kb(kb_root, monkeypatch):
     return kb_root
 
 
+def serve_index(monkeypatch, tmp_path, releases: dict[str, bytes]):
+    """A package index on 127.0.0.1 serving vLLM sdists (version -> bytes, uploaded a month apart), set as pip's
+    index, with a cache of the test's own; a context manager yielding the server."""
+    import contextlib
+
+    from .index_server import IndexServer
+
+    @contextlib.contextmanager
+    def served():
+        monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        with IndexServer() as server:
+            for month, (version, data) in enumerate(releases.items(), 1):
+                server.add("vllm", f"vllm-{version}.tar.gz", data, upload_time=f"2024-{month:02d}-0{month}T00:00:00Z")
+            monkeypatch.setenv("PIP_INDEX_URL", server.url)
+            yield server
+
+    return served()
+
+
 def run_cli(capsys, *argv) -> tuple[int, str, str]:
     """`gotchas ARGV...` in this process: (exit code, stdout, stderr)."""
     from verifier.cli import main

@@ -14,8 +14,8 @@ from verifier.surface.model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item, S
 from verifier.surface.read import SurfaceSpec, matches
 from verifier.surface.store import EngineSurfaces, ReleaseSurface, SurfaceError, decode, encode
 
-from .conftest import SCHED_PY, VALID_ENTRY, run_cli
-from .index_server import IndexServer, make_sdist
+from .conftest import SCHED_PY, VALID_ENTRY, run_cli, serve_index
+from .index_server import make_sdist
 
 
 def items(kind: str, files: dict[str, str], primary=()) -> dict[str, Item]:
@@ -430,13 +430,8 @@ def _sdist(version: str, arg_utils: str) -> bytes:
 
 @pytest.fixture
 def index(monkeypatch, tmp_path):
-    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    with IndexServer() as server:
-        server.add("vllm", "vllm-0.1.0.tar.gz", _sdist("0.1.0", ARG_UTILS_1), upload_time="2024-01-02T00:00:00Z")
-        server.add("vllm", "vllm-0.2.0.tar.gz", _sdist("0.2.0", ARG_UTILS_2), upload_time="2024-02-03T00:00:00Z")
-        monkeypatch.setenv("PIP_INDEX_URL", server.url)
+    with serve_index(monkeypatch, tmp_path, {"0.1.0": _sdist("0.1.0", ARG_UTILS_1),
+                                             "0.2.0": _sdist("0.2.0", ARG_UTILS_2)}) as server:
         yield server
 
 
