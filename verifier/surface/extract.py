@@ -773,12 +773,12 @@ class _Flags:
         """The classes a module-level `collect_input_fields(LIST)` merges into the dataclass the file expands."""
         found = []
         for statement in _statements(root):
-            for call in _calls(statement):
-                if call.name == "collect_input_fields" and call.positional:
+            if statement.type in ("class_definition", "function_definition", "decorated_definition"):
+                continue  # module level only: that is where ServerArgs is assembled
+            for call in _calls(statement, "collect_input_fields".__eq__):
+                if call.positional:
                     names = self.parsed.lists.get(_text(call.positional[0]), [])
                     found.extend(c for c in (self.parsed.cls(n) for n in names) if c is not None)
-            if statement.type in ("class_definition", "function_definition", "decorated_definition"):
-                continue
         return found
 
     def _from_dataclass(self, cls: _Class, merged: list[_Class], call: _Call) -> None:
@@ -1113,4 +1113,4 @@ def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[st
     return sorted(unique.values(), key=lambda i: (i.kind, i.name))
 
 
-__all__ = ["Default", "extract", "literal", "replace"]
+__all__ = ["EXTRACTOR", "Default", "extract", "literal"]

@@ -15,11 +15,9 @@ import re
 from pathlib import Path
 
 from ..model import HOLDS, Diagnostic
-from .model import ENV, FLAG, METRIC, Surface, flag_key
+from .model import ENV, FLAG, METRIC, Surface
 
-CODE = "G501"
-RULE = ("a flag, environment variable or metric named in the title, Symptom, Root cause or Workaround does not "
-        "exist in a release where the entry holds (from the ledger's surface files)")
+CODE = "G501"  # what it catches is written in lint.RULES, with the other codes
 
 _FLAG = re.compile(r"(?<![\w/.-])--[a-z0-9][a-z0-9_-]*[a-z0-9]")
 _ENV = re.compile(r"\b(?:VLLM|SGLANG|SGL)_[A-Z0-9_]*[A-Z0-9]\b")
@@ -159,4 +157,4 @@ def _ranges(versions: list[str], among: list[str]) -> str:
     return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
-__all__ = ["CODE", "CONDITION_CODE", "RULE", "condition_problems", "flag_key", "mentions", "surface_problems"]
+__all__ = ["CODE", "CONDITION_CODE", "condition_problems", "mentions", "surface_problems"]
