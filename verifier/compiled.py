@@ -50,7 +50,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
     skipped = []
     try:
         ledgers = {engine: ledger.load(engine) for engine in kb.engines}
-        surfaces = {engine: ledger.load_surfaces(engine) for engine in kb.engines}
+        surfaces = {engine: _Surfaces(ledger.load_surfaces(engine)) for engine in kb.engines}
     except LedgerError as exc:
         raise CompiledKBError(str(exc)) from None
     entries = []
@@ -96,6 +96,20 @@ def compile_kb(root: str | os.PathLike) -> dict:
         "entries": entries,
         "skipped": skipped,
     }
+
+
+class _Surfaces:
+    """An engine's recorded surfaces, each release's made once for all the conditions and the spellings."""
+
+    def __init__(self, stored) -> None:
+        self.releases = stored.releases
+        self._stored = stored
+        self._made: dict = {}
+
+    def surface(self, version: str):
+        if version not in self._made:
+            self._made[version] = self._stored.surface(version)
+        return self._made[version]
 
 
 def _spellings(surfaces, versions: list[str]) -> dict:

@@ -176,6 +176,9 @@ class Check:
 
 #: `default: computed`: the engine derives the setting (from the GPU, the model, other flags).
 COMPUTED = "computed"
+#: The words a setting's text means true or false by (a serve line's value, a default the code gives as text).
+BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False,
+              "off": False}
 
 
 def setting_value(value: object) -> object:

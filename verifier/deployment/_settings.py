@@ -11,6 +11,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model import BOOL_WORDS
 from ._read import DeploymentError, _read_text
 
 #: A value that was logged but is not a Python literal (an object's repr): the setting is set, to something
@@ -36,8 +37,6 @@ class Settings:
     notes: list[str] = field(default_factory=list)
 
 
-_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False,
-               "off": False}
 _PROGRAMS = {
     "vllm": [("vllm", "serve"), ("-m", "vllm.entrypoints.openai.api_server"), ("-m", "vllm.entrypoints.api_server")],
     "sglang": [("-m", "sglang.launch_server"), ("sglang", "serve"), ("-m", "sglang.launch_server_grpc")],
@@ -197,4 +196,4 @@ def boolean(value: object) -> bool | None:
         return value
     if value is UNKNOWN:
         return None
-    return _BOOL_WORDS.get(str(value).strip().lower(), True)
+    return BOOL_WORDS.get(str(value).strip().lower(), True)

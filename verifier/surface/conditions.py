@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..model import COMPUTED, Condition
+from ..model import BOOL_WORDS, COMPUTED, Condition
 from .model import ENV, NO_VALUE, Item, Surface
-
-_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False,
-               "off": False}
 
 
 def setting_item(condition: Condition, surface: Surface) -> Item | None:
@@ -37,8 +34,8 @@ def surface_default(condition: Condition, surface: Surface) -> tuple[object, str
     if condition.boolean:
         if isinstance(value, bool):
             return value, where
-        if isinstance(value, (str, int)) and str(value).strip().lower() in _BOOL_WORDS:
-            return _BOOL_WORDS[str(value).strip().lower()], where
+        if isinstance(value, (str, int)) and str(value).strip().lower() in BOOL_WORDS:
+            return BOOL_WORDS[str(value).strip().lower()], where
         return COMPUTED, where
     if isinstance(value, bool):
         return value, where
