@@ -34,6 +34,7 @@ checks:
     claim: The metric exists.
     path: pkg/metrics.py
     string: "vllm:num_preemptions"
+severity: performance
 ---
 
 ## Symptom
@@ -68,7 +69,7 @@ def kb_root(tmp_path: Path) -> Path:
     """A KB with the real vocabularies and registry, and no entries."""
     root = tmp_path / "kb"
     (root / "gotchas").mkdir(parents=True)
-    for name in ("schemes.yaml", "concepts.yaml"):
+    for name in ("schemes.yaml", "severities.yaml", "concepts.yaml"):
         shutil.copy(REPO / "gotchas" / name, root / "gotchas" / name)
     # The real registry, less its release floors: tests make releases of their own numbering.
     registry = (REPO / "gotchas" / "engines.yaml").read_text()

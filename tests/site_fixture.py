@@ -152,7 +152,7 @@ def kb_root_module(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("kb")
     (root / "gotchas").mkdir()
-    for name in ("schemes.yaml", "concepts.yaml"):
+    for name in ("schemes.yaml", "severities.yaml", "concepts.yaml"):
         shutil.copy(REPO / "gotchas" / name, root / "gotchas" / name)
     registry = (REPO / "gotchas" / "engines.yaml").read_text()
     (root / "gotchas" / "engines.yaml").write_text(re.sub(r"(?m)^  oldest: .*\n", "", registry))

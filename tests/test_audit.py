@@ -351,16 +351,16 @@ def _policy_default_at(version: str) -> str:
 def test_done_when_vllm_0_10_0_lists_the_priority_gotcha_and_a_serve_line_drops_it(cli):
     code, out, _ = cli("--engine", "vllm==0.10.0", "--site-url", "https://gotchas.example/")
     assert code == 1
-    assert f"    {PRIORITY}: Request priority is accepted and silently ignored" in out
+    assert f"    [performance] {PRIORITY}: Request priority is accepted and silently ignored" in out
     assert f"only if {_policy_default_at('0.10.0')}" in out
     assert "workaround: Start the server with `--scheduling-policy priority`" in out
     assert f"https://gotchas.example/entries/{PRIORITY}/" in out
     code, out, _ = cli("--engine", "vllm==0.10.0", "--serve", "vllm serve Qwen/Qwen3-8B --scheduling-policy priority")
-    assert f"    {PRIORITY}:" not in out
+    assert f"] {PRIORITY}:" not in out
     assert f"  {PRIORITY} (vllm 0.10.0): --scheduling-policy is priority (--serve)" in out
     code, out, _ = cli("--engine", "vllm==0.10.0", "--serve", "vllm serve Qwen/Qwen3-8B")
     bites = out.split("  bites (")[1].split("  bites only if")[0]
-    assert f"    {PRIORITY}:" in bites  # the default fcfs, witnessed in 0.10.0: it bites
+    assert f"] {PRIORITY}:" in bites  # the default fcfs, witnessed in 0.10.0: it bites
 
 
 def test_the_real_sglang_entries_read_a_real_start_up_log(cli, tmp_path):
@@ -393,12 +393,14 @@ def test_exit_codes(cli, tmp_path):
     broken.write_text("#!/bin/sh\nexit 7\n")
     broken.chmod(0o755)
     assert cli("--python", str(broken))[0] == 3
-    code, out, _ = cli("--engine", "vllm==0.5.0")  # older than anything tracked: nothing applies
-    assert code == 0 and "older than the oldest tracked release" in out
+    code, out, _ = cli("--engine", "vllm==0.5.0")  # older than anything tracked: nothing was audited
+    assert code == 4 and "older than the oldest tracked release" in out and "nothing audited" in out
     empty = tmp_path / "requirements.txt"
     empty.write_text("numpy==2.0.0\n")
     code, out, _ = cli("-r", str(empty))
-    assert code == 0 and "no engine found to audit" in out
+    assert code == 4 and "nothing audited" in out
+    code, out, _ = cli("-r", str(empty), "--format", "json")
+    assert code == 4 and json.loads(out)["audited"] is False
 
 
 def test_fail_on_unverified_and_ignore_everything(cli, real_kb):
@@ -464,7 +466,11 @@ def test_sarif_is_valid_and_points_at_the_pinning_line(cli, tmp_path):
     run_ = log["runs"][0]
     rules = [r["id"] for r in run_["tool"]["driver"]["rules"]]
     result = next(r for r in run_["results"] if r["ruleId"] == PRIORITY)
-    assert rules[result["ruleIndex"]] == PRIORITY and result["level"] == "warning"  # bites only if
+    # bites only if, and a performance gotcha: one level below the group's warning
+    assert rules[result["ruleIndex"]] == PRIORITY and result["level"] == "note"
+    outage = next(r for r in run_["results"] if r["properties"]["severity"] == "outage")
+    assert outage["level"] in ("error", "warning") and outage["properties"]["status"] != "unverified"
+    assert outage["level"] == {"bites": "error", "bites only if": "warning"}[outage["properties"]["status"]]
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
     assert {r["level"] for r in run_["results"]} <= {"error", "warning", "note"} and "error" in {r["level"] for r in run_["results"]}
     assert code == 1
@@ -479,7 +485,7 @@ def test_json_and_markdown(cli):
     assert priority["workaround"].startswith("Start the server with")
     code, out, _ = cli("--engine", "vllm==0.10.0", "--format", "markdown")
     assert out.startswith("# Gotchas that apply to this deployment\n\n## vLLM 0.10.0\n")
-    assert f"| bites only if: {_policy_default_at('0.10.0')} | `{PRIORITY}`:" in out
+    assert f"| bites only if: {_policy_default_at('0.10.0')} | performance | `{PRIORITY}`:" in out
 
 
 # --- the compiled KB and the installed wheel ----------------------------------------------------------------
@@ -535,9 +541,9 @@ def test_the_wheel_carries_the_kb_and_audits_without_a_checkout(tmp_path):
     done = subprocess.run([str(venv / "bin" / "gotchas"), "audit", "--engine", "vllm==0.10.0"], cwd=elsewhere,
                           env=clean, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
-    assert f"    {PRIORITY}: Request priority" in done.stdout
+    assert f"] {PRIORITY}: Request priority" in done.stdout
     assert "workaround: Start the server with `--scheduling-policy priority`" in done.stdout
     done = subprocess.run([str(venv / "bin" / "gotchas"), "audit", "--engine", "vllm==0.10.0", "--serve",
                            "vllm serve m --scheduling-policy priority"], cwd=elsewhere, env=clean,
                           capture_output=True, text=True, timeout=120)
-    assert f"    {PRIORITY}:" not in done.stdout and f"  {PRIORITY} (vllm 0.10.0)" in done.stdout
+    assert f"] {PRIORITY}:" not in done.stdout and f"  {PRIORITY} (vllm 0.10.0)" in done.stdout

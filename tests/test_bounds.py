@@ -250,6 +250,7 @@ ENTRY = """\
 id: {id}
 title: t
 scheme: ops
+severity: performance
 concepts: [kv-cache]
 engines: [vllm]
 references: [https://example.org/1]

@@ -113,7 +113,7 @@ def test_malformed_entry_as_a_subprocess_has_no_traceback(kb):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "gotchas/ops-example.md:5:" in proc.stdout and "G103" in proc.stdout
-    assert "gotchas/ops-example.md:37:1: G403" in proc.stdout
+    assert "gotchas/ops-example.md:38:1: G403" in proc.stdout
 
 
 def test_real_kb_is_lint_clean(capsys, monkeypatch):

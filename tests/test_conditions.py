@@ -93,6 +93,21 @@ CASES = [
     ("when:\n  - flag: --x\n    is: [a]\n    default: a\n    witness: zero\n    since: soon\n", "G312", 16),
     ("when:\n  - flag: --x\n    is: [a]\n    default: a\n    witness: zero\n    since: 0.9.0\n    until: 0.8.0\n",
      "G312", 16),
+    # what clients send, endpoints, facts and alternatives
+    ("when:\n  - request: priority\n    default: a\n", "G203", 13),  # a request field has no default
+    ("when:\n  - request: not a field\n", "G203", 12),
+    ("when:\n  - request: priority\n    is: [1]\n    is-not: [2]\n", "G203", 14),
+    ("when:\n  - endpoint: v1/chat\n", "G203", 12),  # not a path
+    ("when:\n  - endpoint: /v1/chat/completions\n    is: [a]\n", "G203", 13),
+    ("when:\n  - only-if: x\n", "G203", 12),  # too short to say anything
+    ("when:\n  - flag: --x\n    request: priority\n    is: [a]\n", "G203", 13),  # two subjects
+    ("when:\n  - any:\n      - flag: --x\n        is: [a]\n", "G210", 13),  # one alternative
+    ("when:\n  - any: --x\n", "G203", 12),
+    ("when:\n  - any:\n      - flag: --x\n        is: [a]\n      - any:\n          - only-if: the GPU is old\n"
+     "          - only-if: the GPU is new\n", "G203", 16),  # any in any
+    ("when:\n  - any:\n      - flag: --x\n      - only-if: the GPU is old\n", "G202", 13),  # alternative malformed
+    ("when:\n  - any:\n      - engine: sglang\n        flag: --x\n        is: [a]\n      - only-if: the GPU is old\n",
+     "G304", 13),
 ]
 
 
@@ -101,6 +116,42 @@ def test_a_bad_condition_gets_its_code_at_its_line(kb_root, block, code, line):
     diagnostics, loaded = lint_text(kb_root, with_when(block))
     assert (code, line) in [(d.code, d.line) for d in diagnostics], diagnostics
     assert all(str(d).startswith("gotchas/ops-example.md:") for d in diagnostics)
+
+
+def test_requests_endpoints_facts_and_alternatives_are_read(kb_root):
+    block = """\
+when:
+  - request: priority
+  - request: tool_choice
+    is: [auto]
+  - endpoint: /v1/chat/completions
+  - only-if: the GPU is a Blackwell GPU
+  - any:
+      - flag: --enable-auto-tool-choice
+        is: [false]
+      - flag: --tool-call-parser
+        is-not: [hermes, llama3_json]
+"""
+    diagnostics, loaded = lint_text(kb_root, with_when(block))
+    assert diagnostics == []
+    priority, choice, endpoint, fact, either = loaded.entry.conditions
+    assert [c.kind for c in loaded.entry.conditions] == ["request", "request", "endpoint", "only-if", "any"]
+    assert all(c.undecidable for c in (priority, choice, endpoint, fact)) and not either.undecidable
+    assert priority.describe() == "requests send priority" and choice.describe() == "requests send tool_choice auto"
+    assert endpoint.describe() == "clients call /v1/chat/completions"
+    assert fact.describe() == "the GPU is a Blackwell GPU"
+    assert either.describe() == ("--enable-auto-tool-choice is not set or --tool-call-parser is not hermes or "
+                                 "llama3_json")
+    assert [c.engine for c in either.any] == ["vllm", "vllm"] and either.settings() == either.any
+    assert priority.settings() == () and either.line == 17 and either.any[1].line == 20
+
+
+def test_the_schema_accepts_requests_endpoints_facts_and_alternatives(kb_root):
+    path = kb_root / "gotchas" / "ops-example.md"
+    path.write_text(with_when("when:\n  - request: priority\n    is-not: [0]\n  - endpoint: /invocations\n"
+                              "  - only-if: the model is a hybrid model\n  - any:\n      - flag: --x\n        is: [a]\n"
+                              "      - env: X\n        is: ['1']\n"))
+    assert not list(validator(kb_module.load(kb_root)).iter_errors(front_matter_as_json(load_entry(path))))
 
 
 def test_a_malformed_condition_is_left_out_of_the_entry(kb_root):
@@ -161,3 +212,35 @@ def test_show_says_when_the_gotcha_bites_with_default_witness_and_bounds(kb_root
     code, out, err = run_cli(capsys, "show", "ops-example")
     assert code == 0, err
     assert "  bites only if --scheduling-policy is fcfs (default fcfs, pinned by check zero; since 0.9.2)" in out
+
+
+def _compiled(condition: Condition, defaults: dict | None = None) -> dict:
+    from verifier.compiled import condition_to_json
+
+    data = condition_to_json(condition)
+    data["any"] = [_compiled(m, defaults) for m in condition.any]
+    return {**data, "confirmed": [], "defaults": defaults or {}}
+
+
+def test_alternatives_and_what_clients_send_decide_in_three_values():
+    from verifier.audit import MET, NOT_MET, UNDECIDED, evaluate
+    from verifier.deployment import parse_serve
+
+    auto_off = Condition("vllm", ("--enable-auto-tool-choice",), values=(False,))
+    policy = Condition("vllm", ("--scheduling-policy",), values=("fcfs",))
+    tools = Condition("vllm", request="tools")
+    code = {"0.10.0": [False, "vllm/engine/arg_utils.py:1"]}
+    either = _compiled(Condition("vllm", any=(auto_off, policy)), code)
+    on = parse_serve("vllm serve m --enable-auto-tool-choice --scheduling-policy priority")
+    assert evaluate(either, "0.10.0", on)[0] == NOT_MET  # neither alternative
+    half = parse_serve("vllm serve m --enable-auto-tool-choice --scheduling-policy fcfs")
+    assert evaluate(either, "0.10.0", half)[0] == MET  # one is enough
+    # the flag left alone takes the code's default (false: met); the policy has no default in `code`
+    assert evaluate(either, "0.10.0", parse_serve("vllm serve m"))[0] == MET
+    open_ = parse_serve("vllm serve m --enable-auto-tool-choice")
+    outcome, words = evaluate(either, "0.10.0", open_)
+    assert outcome == UNDECIDED and "--scheduling-policy is fcfs" in words[0]
+    assert evaluate(_compiled(tools), "0.10.0", on) == (UNDECIDED, ["requests send tools"])
+    mixed = _compiled(Condition("vllm", any=(auto_off, tools)), code)
+    assert evaluate(mixed, "0.10.0", open_) == (UNDECIDED, ["requests send tools"])
+    assert evaluate(mixed, "0.10.0", parse_serve("vllm serve m"))[0] == MET

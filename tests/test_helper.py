@@ -33,6 +33,7 @@ def entry(j: int) -> str:
 id: ops-mod-{j}
 title: Module {j} keeps its limit
 scheme: ops
+severity: performance
 concepts: [kv-cache]
 engines: [vllm]
 references:

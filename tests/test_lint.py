@@ -26,7 +26,7 @@ def test_valid_entry_is_clean(kb_root):
     assert entry.checks[0].engine == "vllm" and entry.checks[0].adjacent is True
     assert entry.checks[0].line == 12 and entry.checks[1].line == 19
     assert list(entry.sections) == ["Symptom", "Root cause", "Workaround", "Notes"]
-    assert entry.line_of("section:Workaround") == 33
+    assert entry.line_of("section:Workaround") == 34
 
 
 # (rule code, text replaced in VALID_ENTRY, replacement, expected line)
@@ -37,7 +37,8 @@ CASES = [
     ("G104", "scheme: ops", "scheme: &s ops\nalias: *s", 4),
     ("G104", "scheme: ops", "scheme: !!python/name:os.system ops", 4),
     ("G106", "scheme: ops", "scheme: ops\nscheme: config", 5),
-    ("G201", "scheme: ops", "scheme: ops\nseverity: high", 5),
+    ("G201", "scheme: ops", "scheme: ops\nrank: high", 5),
+    ("G211", "severity: performance", "severity: high", 23),
     ("G201", "    adjacent: true", "    adjacent: true\n    note: unknown in a check", 19),
     ("G201", '{date: 2026-10-04, note: "Written."}', '{date: 2026-10-04, note: "Written.", by: me}', 10),
     ("G202", "title: An example gotcha that is well-formed\n", "", 1),
@@ -86,12 +87,12 @@ CASES = [
     ("G302", "    adjacent: true\n",
      "    adjacent: true\n    earlier:\n      - until: 0.11.2\n        contains: a\n        absent: b\n", 22),
     ("G305", "    adjacent: true\n", "    adjacent: true\n    earlier:\n      - path: ../up.py\n", 20),
-    ("G401", "## Workaround\n\nAdd capacity.\n\n", "", 33),
+    ("G401", "## Workaround\n\nAdd capacity.\n\n", "", 34),
     ("G402", "## Root cause\n\nThe scheduler preempts.\n\n## Workaround\n\nAdd capacity.",
-     "## Workaround\n\nAdd capacity.\n\n## Root cause\n\nThe scheduler preempts.", 33),
-    ("G403", "## Notes", "## Remarks", 37),
-    ("G404", "Latency climbs.\n", "", 25),
-    ("G405", "---\n\n## Symptom", "---\n\nStray text.\n\n## Symptom", 24),
+     "## Workaround\n\nAdd capacity.\n\n## Root cause\n\nThe scheduler preempts.", 34),
+    ("G403", "## Notes", "## Remarks", 38),
+    ("G404", "Latency climbs.\n", "", 26),
+    ("G405", "---\n\n## Symptom", "---\n\nStray text.\n\n## Symptom", 25),
 ]
 
 
@@ -114,7 +115,7 @@ def test_every_rule_code_has_a_case():
 def test_not_utf8_is_G107_with_line(kb_root):
     data = VALID_ENTRY.replace("Latency climbs.", "Latency climbs \udcff.").encode("utf-8", "surrogateescape")
     diagnostics, loaded = lint_text(kb_root, data)
-    assert [(d.code, d.line) for d in diagnostics] == [("G107", 27)]
+    assert [(d.code, d.line) for d in diagnostics] == [("G107", 28)]
     assert loaded.entry is None
 
 
@@ -147,10 +148,10 @@ def test_yaml_bomb_is_refused_without_expanding(kb_root):
 
 
 def test_malformed_entry_reports_every_problem_with_lines(kb_root):
-    text = VALID_ENTRY.replace("scheme: ops", "scheme: nope\nseverity: 3").replace(
+    text = VALID_ENTRY.replace("scheme: ops", "scheme: nope\nrank: 3").replace(
         "    path: pkg/metrics.py", "    path: ../../etc/passwd.py").replace("## Notes", "## Trivia")
     diagnostics, _ = lint_text(kb_root, text)
-    assert {(d.code, d.line) for d in diagnostics} == {("G206", 4), ("G201", 5), ("G305", 22), ("G403", 38)}
+    assert {(d.code, d.line) for d in diagnostics} == {("G206", 4), ("G201", 5), ("G305", 22), ("G403", 39)}
     assert all(d.path == "gotchas/ops-example.md" for d in diagnostics)
 
 
@@ -176,7 +177,7 @@ def test_lint_and_schema_read_what_the_registry_says_of_each_matcher(kb_root, na
     text = {"defines": "Scheduler.preempt", "query": "(identifier) @x", "matches": "x"}.get(name, "x = 1")
     checks = (f"  - id: one\n    claim: A claim.\n    path: pkg/notes.txt\n    {name}: '{text}'\n"
               "    after: y\n")
-    entry = VALID_ENTRY[:VALID_ENTRY.index("checks:\n")] + "checks:\n" + checks + VALID_ENTRY[VALID_ENTRY.index("---\n\n## Symptom"):]
+    entry = VALID_ENTRY[:VALID_ENTRY.index("checks:\n")] + "checks:\n" + checks + VALID_ENTRY[VALID_ENTRY.index("severity: performance\n---\n\n## Symptom"):]
     found = [(d.code, d.message.split(": ", 1)[1]) for d in lint_text(kb_root, entry)[0]]
     assert any(c == "G306" and m.startswith(f"'{name}' needs") for c, m in found) is matcher.python_only
     assert any(c == "G303" for c, _ in found) is not matcher.modifiers  # `after` where the matcher takes none

@@ -489,6 +489,8 @@ def test_conditions_are_shown_on_the_entry_and_release_pages_and_in_json(real_si
     item = item[:item.index("</li>")]
     assert "Only if: --scheduling-policy is fcfs (default fcfs)" in _text_of(item)
     data = json.loads((real_site / "api" / "entries" / f"{priority}.json").read_text())
-    assert data["conditions"] == [{"engine": "vllm", "flags": ["--scheduling-policy"], "env": None,
+    assert data["conditions"] == [{"engine": "vllm", "kind": "flag", "flags": ["--scheduling-policy"], "env": None,
+                                   "request": None, "endpoint": None, "only_if": None,
                                    "values": ["fcfs"], "negated": False, "default": "fcfs",
-                                   "witness": "fcfs-default", "since": None, "until": None}]
+                                   "witness": "fcfs-default", "since": None, "until": None, "any": []}]
+    assert data["severity"] == "performance"

@@ -75,7 +75,7 @@ def healthy_ledger(tmp_path_factory) -> Path:
     """The ledger folder of a run on the healthy index (one run for the module: tests copy it)."""
     root = tmp_path_factory.mktemp("healthy")
     (root / "kb" / "gotchas").mkdir(parents=True)
-    for name in ("schemes.yaml", "concepts.yaml", "engines.yaml"):
+    for name in ("schemes.yaml", "severities.yaml", "concepts.yaml", "engines.yaml"):
         text = (REPO / "gotchas" / name).read_text()
         (root / "kb" / "gotchas" / name).write_text(re.sub(r"(?m)^  oldest: .*\n", "", text))
     (root / "kb" / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)

@@ -33,15 +33,21 @@ MET, NOT_MET, UNDECIDED = "met", "not met", "undecided"
 @dataclass(frozen=True)
 class Finding:
     engine: str
-    release: str  # the tracked release audited
+    release: str  # the tracked release audited (the newest of `releases` where it applies, for a range)
     installed: Installed
     entry: dict  # the compiled entry
     group: str  # bites | bites only if | unverified
     conditions: tuple[str, ...] = ()  # what it bites only if, in words
+    releases: tuple[str, ...] = ()  # for a version range: the tracked releases in it where the entry is listed
+    fixed_in: str | None = None  # the nearest later release from which it is not listed (same settings)
 
     @property
     def id(self) -> str:
         return self.entry["id"]
+
+    @property
+    def severity(self) -> str:
+        return self.entry.get("severity") or ""
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,23 @@ class Dropped:
 
 
 @dataclass
+class Upgrade:
+    """What moving a pinned target to a later release does, with the same settings."""
+
+    to: str
+    clears: tuple[str, ...]  # ids listed now and not there
+    brings: tuple[str, ...]  # ids listed there and not now
+
+
+@dataclass
 class Target:
-    """One engine version of the deployment, and the tracked release audited for it."""
+    """One engine version of the deployment (or a range of them), and the tracked release(s) audited for it."""
 
     installed: Installed
     release: str | None
     note: str | None = None
+    releases: tuple[str, ...] = ()  # a range: every tracked release in it
+    upgrade: Upgrade | None = None
 
 
 @dataclass
@@ -70,6 +87,11 @@ class Audit:
     dropped: list[Dropped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+
+    @property
+    def audited(self) -> bool:
+        """Whether any engine version was audited at all (at a tracked release)."""
+        return any(t.release is not None for t in self.targets)
 
 
 def nearest_release(version: str, tracked: list[str]) -> tuple[str | None, str | None]:
@@ -151,6 +173,30 @@ def decide(condition: Condition, release: str, confirmed: set[str], settings: Se
     return (MET if met else NOT_MET), f"{condition.setting} is not set: {default_text}"
 
 
+def evaluate(data: dict, release: str, settings: Settings | None) -> tuple[str, list[str]]:
+    """A compiled condition at a release: (MET | NOT_MET | UNDECIDED, the words of what it depends on).
+
+    A setting is decided by `decide`; what clients send, the endpoints they call and facts in words are never
+    decided by settings ("bites only if"). `any` is met when one alternative is, not met when none can be, and
+    undecided otherwise, with the undecided alternatives as its words."""
+    condition = condition_from_json(data)
+    if condition.any:
+        outcomes = [evaluate(member, release, settings) for member in data["any"]
+                    if condition_from_json(member).applies(release)]
+        if not outcomes:
+            return MET, []
+        if any(o == MET for o, _ in outcomes):
+            return MET, []
+        open_words = [" and ".join(w) for o, w in outcomes if o == UNDECIDED]
+        if not open_words:
+            return NOT_MET, ["; ".join(w for _, words in outcomes for w in words)]
+        return UNDECIDED, [" or ".join(open_words)]
+    if condition.undecidable:
+        return UNDECIDED, [condition.describe()]
+    decided, why = decide(condition, release, set(data["confirmed"]), settings, data.get("defaults"))
+    return decided, [why]
+
+
 def _setting(condition: Condition, settings: Settings) -> tuple[object, bool]:
     if condition.env is not None:
         return (settings.env[condition.env], True) if condition.env in settings.env else (None, False)
@@ -161,55 +207,93 @@ def _setting(condition: Condition, settings: Settings) -> tuple[object, bool]:
     return None, False
 
 
+def listed(kb: dict, engine: str, release: str, settings: Settings | None, ignore=frozenset()):
+    """What an audit lists of one engine at one release with the given settings: (listed, dropped, changed,
+    ignored): listed is (entry, group, words) in the KB's order; dropped (entry id, reason); changed and ignored
+    are entry ids."""
+    found, dropped, changed, ignored = [], [], [], []
+    for entry in kb["entries"]:
+        status = entry["statuses"].get(engine, {}).get(release)
+        if status not in (HOLDS, UNVERIFIED):
+            if status == CHANGED:
+                changed.append(entry["id"])
+            continue
+        if entry.get("withdrawn"):
+            continue
+        if entry["id"] in ignore:
+            ignored.append(entry["id"])
+            continue
+        outcome, words = MET, []
+        for data in entry["conditions"]:
+            condition = condition_from_json(data)
+            if condition.engine != engine or not condition.applies(release):
+                continue
+            decided, why = evaluate(data, release, settings)
+            if decided == NOT_MET:
+                outcome = NOT_MET
+                dropped.append((entry["id"], "; ".join(why)))
+                break
+            if decided == UNDECIDED:
+                outcome = UNDECIDED
+                words.extend(why)
+        if outcome == NOT_MET:
+            continue
+        group = UNVERIFIED if status == UNVERIFIED else BITES if outcome == MET else ONLY_IF
+        found.append((entry, group, tuple(words)))
+    return found, dropped, changed, ignored
+
+
+def rank(kb: dict, entry: dict) -> int:
+    """An entry's place by severity: the order of gotchas/severities.yaml, the worst first (unknown last)."""
+    order = kb.get("severities") or []
+    severity = entry.get("severity")
+    return order.index(severity) if severity in order else len(order)
+
+
 def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], ignore: set[str] = frozenset()
           ) -> Audit:
+    """Audit each engine version (or range) of a deployment. Findings are ranked: by group (bites, bites only
+    if, unverified), then by severity, the worst first, then in the KB's order."""
     result = Audit()
     seen = set()
     for item in installed:
-        if item.engine not in kb["engines"] or (item.engine, item.version) in seen:
+        key = (item.engine, item.version, item.specifier)
+        if item.engine not in kb["engines"] or key in seen:
             continue
-        seen.add((item.engine, item.version))
+        seen.add(key)
         engine = kb["engines"][item.engine]
+        given = settings.get(item.engine)
+        if item.specifier is not None:
+            _audit_range(kb, item, given, ignore, result)
+            continue
         release, note = nearest_release(item.version, engine["releases"])
-        result.targets.append(Target(item, release, note))
+        target = Target(item, release, note, (release,) if release else ())
+        result.targets.append(target)
         if note:
             result.notes.append(f"{engine['name']} {note} ({item.origin})")
         if release is None:
             continue
-        changed = []
-        for entry in kb["entries"]:
-            status = entry["statuses"].get(item.engine, {}).get(release)
-            if status not in (HOLDS, UNVERIFIED):
-                if status == CHANGED:
-                    changed.append(entry["id"])
-                continue
-            if entry.get("withdrawn"):
-                continue
-            if entry["id"] in ignore:
-                result.ignored.append(entry["id"])
-                continue
-            outcome, words = MET, []
-            for data in entry["conditions"]:
-                condition = condition_from_json(data)
-                if condition.engine != item.engine or not condition.applies(release):
-                    continue
-                decided, why = decide(condition, release, set(data["confirmed"]), settings.get(item.engine),
-                                      data.get("defaults"))
-                if decided == NOT_MET:
-                    outcome = NOT_MET
-                    result.dropped.append(Dropped(item.engine, release, entry["id"], why))
-                    break
-                if decided == UNDECIDED:
-                    outcome = UNDECIDED
-                    words.append(why)
-            if outcome == NOT_MET:
-                continue
-            group = UNVERIFIED if status == UNVERIFIED else BITES if outcome == MET else ONLY_IF
-            result.findings.append(Finding(item.engine, release, item, entry, group, tuple(words)))
+        found, dropped, changed, ignored = listed(kb, item.engine, release, given, ignore)
+        later = engine["releases"][engine["releases"].index(release) + 1:]
+        clear = _clears(kb, item.engine, later, given, ignore, {e["id"] for e, _, _ in found})
+        for entry, group, words in found:
+            result.findings.append(Finding(item.engine, release, item, entry, group, words, (release,),
+                                           clear.get(entry["id"])))
+        result.dropped.extend(Dropped(item.engine, release, i, why) for i, why in dropped)
+        result.ignored.extend(ignored)
+        if later:
+            newest_found = listed(kb, item.engine, later[-1], given, ignore)[0]
+            now = [e["id"] for e, _, _ in found]
+            there = [e["id"] for e, _, _ in newest_found]
+            target.upgrade = Upgrade(later[-1], tuple(i for i in now if i not in there),
+                                     tuple(i for i in there if i not in now))
         if changed:
             result.notes.append(f"{engine['name']} {release}: {len(changed)} entr{'y' if len(changed) == 1 else 'ies'}"
                                 f" whose code says otherwise in this release (`changed`) not listed: "
                                 f"{', '.join(changed)}")
+    order = {GROUPS[i]: i for i in range(len(GROUPS))}
+    position = {e["id"]: i for i, e in enumerate(kb["entries"])}
+    result.findings.sort(key=lambda f: (order[f.group], rank(kb, f.entry), position.get(f.id, 0)))
     for target in result.targets:
         given = settings.get(target.installed.engine)
         if given is not None and target.release is not None:
@@ -219,6 +303,55 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
         if not any(t.installed.engine == key for t in result.targets):
             result.notes.append(f"{given.origin}: settings of {key}, which no audited version is of")
     return result
+
+
+def _clears(kb: dict, engine: str, later: list[str], settings, ignore, ids: set[str]) -> dict[str, str]:
+    """For each id listed now: the nearest later release from which it is never listed again (same settings)."""
+    listed_at = [{e["id"] for e, _, _ in listed(kb, engine, release, settings, ignore)[0]} for release in later]
+    clears = {}
+    for entry_id in ids:
+        for i, release in enumerate(later):
+            if all(entry_id not in ids_there for ids_there in listed_at[i:]):
+                clears[entry_id] = release
+                break
+    return clears
+
+
+def _audit_range(kb: dict, item: Installed, given, ignore, result: Audit) -> None:
+    """A version range (`vllm>=0.9,<0.11`): every tracked release in it is audited, and a finding says in which
+    of them it is listed."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    engine = kb["engines"][item.engine]
+    try:
+        specifier = SpecifierSet(item.specifier)
+    except InvalidSpecifier:
+        result.targets.append(Target(item, None, f"{item.specifier} is not a version range"))
+        result.notes.append(f"{engine['name']} {item.specifier} is not a version range: not audited ({item.origin})")
+        return
+    releases = [r for r in engine["releases"] if specifier.contains(r, prereleases=True)]
+    if not releases:
+        result.targets.append(Target(item, None, "no tracked release is in the range"))
+        result.notes.append(f"{engine['name']} {item.specifier or '(any version)'}: no tracked release is in the "
+                            f"range; not audited ({item.origin})")
+        return
+    span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+    note = (f"{item.specifier or 'any version'} is a range: audited at each of its {len(releases)} tracked "
+            f"release{'s' if len(releases) != 1 else ''} ({span}); pin it to audit the one you run")
+    result.targets.append(Target(item, releases[-1], note, tuple(releases)))
+    result.notes.append(f"{engine['name']} {note} ({item.origin})")
+    merged: dict[str, list] = {}
+    for release in releases:
+        found, dropped, _changed, ignored = listed(kb, item.engine, release, given, ignore)
+        result.ignored.extend(ignored)
+        for entry, group, words in found:
+            merged.setdefault(entry["id"], []).append((release, entry, group, words))
+    worst = {BITES: 0, ONLY_IF: 1, UNVERIFIED: 2}
+    for entry_id, hits in merged.items():
+        release, entry, _, words = hits[-1]
+        group = min((h[2] for h in hits), key=worst.__getitem__)
+        result.findings.append(Finding(item.engine, release, item, entry, group, words,
+                                       tuple(h[0] for h in hits)))
 
 
 def _within(runs: list, index: int) -> bool:
@@ -284,54 +417,106 @@ def _by_target(kb: dict, result: Audit):
         yield target, name, found
 
 
+def spans(subset, releases) -> str:
+    """Releases in runs of consecutive tracked releases: `0.9.0-0.9.2, 0.10.1`."""
+    index = {r: i for i, r in enumerate(releases)}
+    runs: list[list[str]] = []
+    last = None
+    for release in sorted(subset, key=lambda r: index.get(r, -1)):
+        if runs and last is not None and index.get(release) == last + 1:
+            runs[-1][1] = release
+        else:
+            runs.append([release, release])
+        last = index.get(release)
+    return ", ".join(a if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def headline(kb: dict, target: Target, found: list[Finding]) -> str:
+    """`12 gotchas; upgrading to 0.33.0 clears 7 of 12 and brings 2 new`."""
+    count = f"{len(found)} gotcha{'s' if len(found) != 1 else ''}" if found else "no gotcha applies"
+    if len(target.releases) > 1:
+        count += f" across {len(target.releases)} tracked releases ({spans(target.releases, target.releases)})"
+    upgrade = target.upgrade
+    if upgrade is not None:
+        count += (f"; upgrading to {upgrade.to} clears {len(upgrade.clears)} of {len(found)}"
+                  + (f" and brings {len(upgrade.brings)} new" if upgrade.brings else ""))
+    return count
+
+
+def fixed_words(kb: dict, target: Target, f: Finding) -> str | None:
+    if target.upgrade is None:
+        return None
+    return f"fixed in {f.fixed_in}" if f.fixed_in else "not fixed in any tracked release"
+
+
+def where_words(kb: dict, target: Target, f: Finding) -> str | None:
+    """For a range, the releases of it where the finding is listed, when not all of them."""
+    if len(target.releases) <= 1 or len(f.releases) == len(target.releases):
+        return None
+    return f"in {spans(f.releases, kb['engines'][f.engine]['releases'])} only"
+
+
 def text(kb: dict, result: Audit, site_url: str = "") -> str:
     from .report import terminal
 
     out = []
     for target, name, found in _by_target(kb, result):
-        shown = target.installed.version if target.installed.version == target.release else \
-            f"{target.installed.version} (audited as {target.release})"
-        out.append(f"{name} {shown} ({target.installed.origin}): "
-                   + (f"{len(found)} gotcha{'s' if len(found) != 1 else ''}" if found else "no gotcha applies"))
+        shown = target.installed.version if target.installed.version == target.release or len(target.releases) > 1 \
+            else f"{target.installed.version} (audited as {target.release})"
+        out.append(f"{name} {shown} ({target.installed.origin}): {headline(kb, target, found)}")
         for group in GROUPS:
             members = [f for f in found if f.group == group]
             if not members:
                 continue
             out.append(f"  {group} ({len(members)}):")
             for f in members:
-                out.append(f"    {f.id}: {f.entry['title']}")
+                out.append(f"    [{f.severity or 'unrated'}] {f.id}: {f.entry['title']}")
                 for words in f.conditions:
                     out.append(f"      only if {words}")
                 if f.entry["workaround"]:
                     out.append(f"      workaround: {f.entry['workaround']}")
+                extra = [w for w in (where_words(kb, target, f), fixed_words(kb, target, f)) if w]
+                if extra:
+                    out.append(f"      {'; '.join(extra)}")
                 url = entry_url(site_url, f.id)
                 if url:
                     out.append(f"      {url}")
+        if target.upgrade is not None and target.upgrade.brings:
+            out.append(f"  upgrading to {target.upgrade.to} brings: {', '.join(target.upgrade.brings)}")
     if result.dropped:
         out.append("not listed, because of the deployment's settings:")
         out.extend(f"  {d.id} ({d.engine} {d.release}): {d.reason}" for d in result.dropped)
     if result.ignored:
         out.append(f"ignored (--ignore): {', '.join(sorted(set(result.ignored)))}")
-    if not result.targets:
-        out.append("no engine found to audit: give --engine ENGINE==VERSION, a requirements or lock file, or "
-                   "--python PATH")
+    if not result.audited:
+        out.append(NOTHING_AUDITED)
     out.extend(f"note: {n}" for n in result.notes)
     return terminal("\n".join(out)) + "\n"
 
 
-def _finding_json(f: Finding, site_url: str) -> dict:
-    return {"id": f.id, "title": f.entry["title"], "status": f.group, "only_if": list(f.conditions),
-            "workaround": f.entry["workaround"], "url": entry_url(site_url, f.id)}
+#: What audit says when it audited no engine version (exit EXIT_NOTHING_AUDITED).
+NOTHING_AUDITED = ("nothing audited: no engine version was found at a tracked release; point audit at the "
+                   "deployment's files or folder, or give --engine ENGINE==VERSION, --python PATH or --serve-log")
+
+
+def _finding_json(kb: dict, target: Target, f: Finding, site_url: str) -> dict:
+    return {"id": f.id, "title": f.entry["title"], "severity": f.severity, "status": f.group,
+            "only_if": list(f.conditions), "workaround": f.entry["workaround"],
+            "releases": list(f.releases), "fixed_in": f.fixed_in, "url": entry_url(site_url, f.id)}
 
 
 def as_json(kb: dict, result: Audit, site_url: str = "") -> str:
     data = {
         "tool": f"gotchas {__version__}",
         "kb": kb.get("compiled_by"),
+        "audited": result.audited,
         "targets": [{
             "engine": t.installed.engine, "version": t.installed.version, "release": t.release,
+            "releases": list(t.releases), "range": t.installed.specifier,
             "origin": t.installed.origin, "note": t.note,
-            "gotchas": [_finding_json(f, site_url) for f in result.findings if f.installed == t.installed],
+            "upgrade": {"to": t.upgrade.to, "clears": list(t.upgrade.clears), "brings": list(t.upgrade.brings)}
+            if t.upgrade else None,
+            "gotchas": [_finding_json(kb, t, f, site_url) for f in result.findings if f.installed == t.installed],
         } for t in result.targets],
         "dropped": [{"engine": d.engine, "release": d.release, "id": d.id, "reason": d.reason} for d in result.dropped],
         "ignored": sorted(set(result.ignored)),
@@ -347,28 +532,43 @@ def _md(value: str) -> str:
 def markdown(kb: dict, result: Audit, site_url: str = "") -> str:
     out = ["# Gotchas that apply to this deployment", ""]
     for target, name, found in _by_target(kb, result):
-        out.append(f"## {name} {target.installed.version}" + (
-            f" (audited as {target.release})" if target.release != target.installed.version else ""))
+        out.append(f"## {name} {_md(target.installed.version)}" + (
+            f" (audited as {target.release})" if target.release != target.installed.version
+            and len(target.releases) <= 1 else ""))
         out.append("")
+        out += [_md(headline(kb, target, found)[0].upper() + headline(kb, target, found)[1:]) + ".", ""]
         if not found:
-            out += ["No gotcha applies.", ""]
             continue
-        out += ["| status | gotcha | workaround |", "|---|---|---|"]
+        out += ["| status | severity | gotcha | workaround | fixed in |", "|---|---|---|---|---|"]
         for group in GROUPS:
             for f in (f for f in found if f.group == group):
                 title = f"[{_md(f.entry['title'])}]({entry_url(site_url, f.id)})" if site_url else _md(f.entry["title"])
                 status = group + ("".join(f": {_md(w)}" for w in f.conditions) if f.conditions else "")
-                out.append(f"| {status} | `{f.id}`: {title} | {_md(f.entry['workaround'])} |")
+                where = where_words(kb, target, f)
+                fixed = f.fixed_in or ("-" if target.upgrade else "")
+                out.append(f"| {status} | {f.severity} | `{f.id}`: {title}{f' ({where})' if where else ''} | "
+                           f"{_md(f.entry['workaround'])} | {fixed} |")
         out.append("")
     if result.dropped:
         out += ["Not listed, because of the deployment's settings:", ""]
         out += [f"- `{d.id}` ({d.engine} {d.release}): {_md(d.reason)}" for d in result.dropped]
         out.append("")
+    if not result.audited:
+        out += [_md(NOTHING_AUDITED), ""]
     out += [f"- note: {_md(n)}" for n in result.notes]
     return "\n".join(out).rstrip() + "\n"
 
 
 _LEVELS = {BITES: "error", ONLY_IF: "warning", UNVERIFIED: "note"}
+#: Severities whose findings keep their group's level; the others are one level lower (a gotcha that bites but
+#: costs latency, money or visibility is a warning, not an error).
+ERROR_SEVERITIES = ("outage", "security", "wrong-output")
+_LOWER = {"error": "warning", "warning": "note", "note": "note"}
+
+
+def sarif_level(f: Finding) -> str:
+    level = _LEVELS[f.group]
+    return level if f.severity in ERROR_SEVERITIES else _LOWER[level]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -380,7 +580,8 @@ def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
         index[f.id] = len(rules)
         rule = {"id": f.id, "name": f.id, "shortDescription": {"text": f.entry["title"]},
                 "help": {"text": f.entry["workaround"] or f.entry["title"]},
-                "properties": {"engines": f.entry["engines"]}}
+                "properties": {"engines": f.entry["engines"], "severity": f.severity,
+                               "tags": [t for t in (f.severity,) if t]}}
         url = entry_url(site_url, f.id)
         if url:
             rule["helpUri"] = url
@@ -393,9 +594,11 @@ def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
             message += " (only if " + "; ".join(f.conditions) + ")"
         if f.entry["workaround"]:
             message += f" Workaround: {f.entry['workaround']}"
-        item = {"ruleId": f.id, "ruleIndex": index[f.id], "level": _LEVELS[f.group], "message": {"text": message},
-                "properties": {"status": f.group, "engine": f.engine, "version": f.installed.version,
-                               "release": f.release}}
+        if f.fixed_in:
+            message += f" Fixed in {f.fixed_in}."
+        item = {"ruleId": f.id, "ruleIndex": index[f.id], "level": sarif_level(f), "message": {"text": message},
+                "properties": {"status": f.group, "severity": f.severity, "engine": f.engine,
+                               "version": f.installed.version, "release": f.release, "fixed_in": f.fixed_in}}
         if f.installed.file:
             region = {"startLine": f.installed.line} if f.installed.line else None
             location = {"physicalLocation": {"artifactLocation": {"uri": f.installed.file}}}

@@ -7,7 +7,7 @@ always the data the wheel was built from (a committed copy would go stale with
 every nightly ledger update). A checkout (`--kb DIR`, or the checkout an
 editable install runs from) is compiled on the fly, the same way.
 
-Per entry: id, title, engines, the first step of its Workaround, its conditions
+Per entry: id, title, severity, engines, the first step of its Workaround, its conditions
 (`when`), and per engine the status at each release of the ledger (recomputed
 from the check verdicts with the entry's `introduced`/`fixed`, as `show` does),
 and per condition the releases where its witness check holds and, from the release surface, the default the code
@@ -24,7 +24,7 @@ from pathlib import Path
 from . import __version__
 from .model import Condition
 
-FORMAT = 1
+FORMAT = 2  # 2: severity, and conditions on requests, endpoints, facts and alternatives (any)
 PACKAGED = "kb.json"  # beside this module, in a wheel
 #: The largest compiled KB read (today's is about 0.3 MB).
 MAX_BYTES = 32 << 20
@@ -69,18 +69,26 @@ def compile_kb(root: str | os.PathLike) -> dict:
                 if record is not None:
                     found[version] = status_of(version, record.checks, bounds)
             statuses[engine] = dict(sorted(found.items(), key=lambda kv: _order(kv[0])))
-        conditions = []
-        for condition in entry.conditions:
+        def compiled_condition(condition: Condition) -> dict:
+            """The condition, with where its default is known: the releases where its witness holds, and the
+            code's default per release (the release surface); an `any` carries its alternatives so."""
+            data = condition_to_json(condition)
+            data["any"] = [compiled_condition(member) for member in condition.any]
+            if condition.kind not in ("flag", "env"):
+                return {**data, "confirmed": [], "defaults": {}}
             confirmed = [v for v, release in ledgers[condition.engine].releases.items()
                          if (record := release.entries.get(entry.id)) is not None
                          and (check := record.checks.get(condition.witness or "")) is not None
                          and check.verdict == "holds"]
-            conditions.append({**condition_to_json(condition), "confirmed": sorted(confirmed, key=_order),
-                               "defaults": _surface_defaults(condition, surfaces[condition.engine],
-                                                             ledgers[condition.engine].versions())})
+            return {**data, "confirmed": sorted(confirmed, key=_order),
+                    "defaults": _surface_defaults(condition, surfaces[condition.engine],
+                                                  ledgers[condition.engine].versions())}
+
+        conditions = [compiled_condition(c) for c in entry.conditions]
         entries.append({
             "id": entry.id,
             "title": entry.title,
+            "severity": entry.severity,
             "engines": list(entry.engines),
             "workaround": first_step(entry.sections.get("Workaround", "")),
             "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
@@ -90,6 +98,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
     return {
         "format": FORMAT,
         "compiled_by": f"gotchas {__version__}",
+        "severities": list(kb.severities),
         "surface": {key: _spellings(surfaces[key], ledgers[key].versions()) for key in kb.engines},
         "engines": {key: {"name": e.name, "package": e.package,
                           "releases": ledgers[key].versions()} for key, e in kb.engines.items()},
@@ -165,14 +174,18 @@ def _order(version: str):
 
 
 def condition_to_json(condition: Condition) -> dict:
-    return {"engine": condition.engine, "flags": list(condition.flags), "env": condition.env,
+    return {"engine": condition.engine, "kind": condition.kind, "flags": list(condition.flags), "env": condition.env,
+            "request": condition.request, "endpoint": condition.endpoint, "only_if": condition.fact,
             "values": list(condition.values), "negated": condition.negated, "default": condition.default,
-            "witness": condition.witness, "since": condition.since, "until": condition.until}
+            "witness": condition.witness, "since": condition.since, "until": condition.until,
+            "any": [condition_to_json(member) for member in condition.any]}
 
 
 def condition_from_json(data: dict) -> Condition:
     return Condition(data["engine"], tuple(data["flags"]), data["env"], tuple(data["values"]), data["negated"],
-                     data["default"], data["witness"], data["since"], data["until"])
+                     data["default"], data["witness"], data["since"], data["until"], 0, data.get("request"),
+                     data.get("endpoint"), data.get("only_if"),
+                     tuple(condition_from_json(member) for member in data.get("any") or ()))
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

@@ -14,6 +14,7 @@ ENTRIES_DIR = "gotchas"
 ENGINES_FILE = "engines.yaml"
 SCHEMES_FILE = "schemes.yaml"
 CONCEPTS_FILE = "concepts.yaml"
+SEVERITIES_FILE = "severities.yaml"
 
 _ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root", "oldest", "surface"}
 #: The kinds of a registry `surface` mapping (verifier.surface.model.KINDS, plural as written there), and its
@@ -70,6 +71,8 @@ class KB:
     engines: dict[str, Engine] = field(default_factory=dict)
     schemes: dict[str, str] = field(default_factory=dict)  # term -> description
     concepts: dict[str, str] = field(default_factory=dict)
+    #: term -> description, the worst first: audit, the site and SARIF rank by this order.
+    severities: dict[str, str] = field(default_factory=dict)
 
     @property
     def entries_dir(self) -> Path:
@@ -93,6 +96,7 @@ def load(root: str | os.PathLike) -> KB:
     kb = KB(root)
     kb.schemes = _vocabulary(root / ENTRIES_DIR / SCHEMES_FILE)
     kb.concepts = _vocabulary(root / ENTRIES_DIR / CONCEPTS_FILE)
+    kb.severities = _vocabulary(root / ENTRIES_DIR / SEVERITIES_FILE)
     data = _read(root / ENTRIES_DIR / ENGINES_FILE)
     for key, node in data.value.items():
         where = f"{root / ENTRIES_DIR / ENGINES_FILE}:{node.line}"

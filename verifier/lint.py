@@ -37,6 +37,7 @@ RULES: dict[str, str] = {
     "G208": "an engine (of the entry, or of a condition) is not in gotchas/engines.yaml",
     "G209": "a reference is not an https URL",
     "G210": "a list is empty or repeats a value",
+    "G211": "the severity is not in gotchas/severities.yaml",
     "G301": "two checks of one entry share an id",
     "G302": "a check has no matcher or more than one",
     "G303": "a modifier where it is not allowed (after/adjacent only with contains; adjacent needs after; no in with defines)",
@@ -143,6 +144,9 @@ def _vocabularies(entry: Entry, loaded: LoadedEntry, kb: KB):
     if entry.scheme and entry.scheme not in kb.schemes:
         yield Diagnostic(loaded.file, entry.line_of("scheme"), "G206",
                          f"unknown scheme {entry.scheme!r}; schemes are: {', '.join(kb.schemes)}")
+    if entry.severity and entry.severity not in kb.severities:
+        yield Diagnostic(loaded.file, entry.line_of("severity"), "G211",
+                         f"unknown severity {entry.severity!r}; severities are: {', '.join(kb.severities)}")
     for concept in entry.concepts:
         if concept not in kb.concepts:
             yield Diagnostic(loaded.file, entry.line_of(f"concepts:{concept}"), "G207",
@@ -225,6 +229,11 @@ def _conditions(entry: Entry, loaded: LoadedEntry, kb: KB):
             return node.key_lines.get(key, node.line)
 
         what = f"condition on {condition.setting}"
+        for member in condition.any:
+            if member.engine != condition.engine:
+                yield Diagnostic(loaded.file, member.line, "G304",
+                                 f"{what}: an alternative of 'any' is of {member.engine}, the others of "
+                                 f"{condition.engine}: the alternatives of one 'any' are of one engine")
         if condition.engine and condition.engine not in kb.engines:
             yield Diagnostic(loaded.file, line("engine"), "G208",
                              f"{what}: unknown engine {condition.engine!r}; engines are: {', '.join(kb.engines)}")

@@ -210,11 +210,38 @@ class Condition:
     since: str | None = None
     until: str | None = None
     line: int = 0
+    #: What a deployment's settings cannot tell, so that `audit` always says "bites only if" it: a field the
+    #: clients send (`request`, with `is`/`is-not` optional), an endpoint they call, or a fact in words (`only-if`:
+    #: the GPU, the model). One of these, or a setting, or `any`.
+    request: str | None = None
+    endpoint: str | None = None
+    fact: str | None = None
+    #: `any`: the alternatives, met when one of them is (each a condition of the same engine, not itself `any`).
+    any: tuple[Condition, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """flag | env | request | endpoint | only-if | any."""
+        return ("any" if self.any else "flag" if self.flags else "env" if self.env is not None else
+                "request" if self.request is not None else "endpoint" if self.endpoint is not None else "only-if")
+
+    @property
+    def undecidable(self) -> bool:
+        """A condition on what clients send or on a fact: no serve line or log decides it."""
+        return self.kind in ("request", "endpoint", "only-if")
+
+    def settings(self) -> tuple[Condition, ...]:
+        """The setting conditions (flag, env) this condition is made of: itself, or its alternatives'."""
+        if self.any:
+            return tuple(c for c in self.any if c.kind in ("flag", "env"))
+        return (self,) if self.kind in ("flag", "env") else ()
 
     @property
     def setting(self) -> str:
-        """How people name it: the flag as first written, or the variable."""
-        return self.flags[0] if self.flags else self.env or ""
+        """How people name it: the flag as first written, or the variable (the request field, the endpoint)."""
+        if self.any:
+            return " or ".join(c.setting for c in self.any)
+        return (self.flags[0] if self.flags else self.env or self.request or self.endpoint or self.fact or "")
 
     @property
     def boolean(self) -> bool:
@@ -238,7 +265,18 @@ class Condition:
         return "computed by the engine" if self.computed else setting_word(self.default)
 
     def describe(self) -> str:
-        """`--scheduling-policy is fcfs`, `--enable-cache-report is not set`..."""
+        """`--scheduling-policy is fcfs`, `--enable-cache-report is not set`, `requests send priority`..."""
+        if self.any:
+            return " or ".join(c.describe() for c in self.any)
+        if self.fact is not None:
+            return self.fact
+        if self.endpoint is not None:
+            return f"clients call {self.endpoint}"
+        if self.request is not None:
+            if not self.values:
+                return f"requests send {self.request}"
+            shown = " or ".join(setting_word(v) for v in self.values)
+            return f"requests send {self.request} {'not ' if self.negated else ''}{shown}"
         if self.boolean and len(self.values) == 1:
             on = self.values[0] != self.negated
             return f"{self.setting} is {'set' if on else 'not set'}" if self.flags else \
@@ -266,6 +304,7 @@ class Entry:
     file: str  # path of the Markdown file as given to the loader
     title: str = ""
     scheme: str = ""
+    severity: str = ""  # the worst a gotcha does to a deployment it bites: one of gotchas/severities.yaml
     concepts: tuple[str, ...] = ()
     engines: tuple[str, ...] = ()
     references: tuple[str, ...] = ()

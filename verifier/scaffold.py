@@ -19,7 +19,8 @@ def _yaml_text(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def skeleton(entry_id: str, title: str, scheme: str, engines: list[str], concepts: list[str]) -> str:
+def skeleton(entry_id: str, title: str, scheme: str, engines: list[str], concepts: list[str],
+             severity: str) -> str:
     checks = []
     for engine in engines:
         checks.append(
@@ -34,6 +35,7 @@ def skeleton(entry_id: str, title: str, scheme: str, engines: list[str], concept
         f"id: {entry_id}\n"
         f"title: {_yaml_text(title)}\n"
         f"scheme: {scheme}\n"
+        f"severity: {severity}\n"
         f"concepts: [{', '.join(concepts)}]\n"
         f"engines: [{', '.join(engines)}]\n"
         "references: []\n"
@@ -81,6 +83,8 @@ def gather(kb: KB, given: dict, ask: Callable[[str], str] | None, say: Callable[
         return lambda v: None if v in terms else f"unknown {what} {v!r}; {what}s: {', '.join(terms)}"
 
     need("scheme", f"Scheme ({', '.join(kb.schemes)}): ", among(kb.schemes, "scheme"))
+    need("severity", f"Severity, the worst it does ({', '.join(kb.severities)}): ",
+         among(kb.severities, "severity"))
     need("id", f"Id (kebab-case, e.g. {fields['scheme']}-what-goes-wrong): ", kebab)
     need("title", "Title (one sentence: what goes wrong): ", lambda v: None if v.strip() else "the title is empty")
     need("engines", f"Engines ({', '.join(kb.engines)}), separated by spaces: ", among(kb.engines, "engine"), many=True)

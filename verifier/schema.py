@@ -89,19 +89,39 @@ def entry_schema(kb: KB) -> dict:
     flag = {"type": "string", "pattern": r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$", "not": {"pattern": "^--no-"}}
     values = {"type": "array", "minItems": 1, "uniqueItems": True,
               "anyOf": [{"items": {"type": "boolean"}}, {"items": {"type": ["string", "number"]}}]}
+    bounds = {
+        "since": {**_VERSION, "description": "the first release (inclusive) in which this condition applies"},
+        "until": {**_VERSION, "description": "the last release (inclusive; its post-releases too) in which it "
+                                             "applies"},
+    }
+    engine = {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"}
+
+    def only(*keys: str) -> dict:
+        """The keys a condition about one subject may carry (the rest are refused)."""
+        return {"not": {"anyOf": [{"required": [k]} for k in CONDITION_FIELDS if k not in keys]}}
+
     condition = {
         "type": "object",
         "additionalProperties": False,
-        "dependentRequired": {"default": ["witness"], "witness": ["default"]},
-        "description": "a setting under which the gotcha bites: it applies when every condition of its engine is "
-                       "met; with neither default nor witness, the default is the code's at each release (the "
-                       "release surface)",
+        "description": "a condition under which the gotcha bites: it applies when every condition of its engine is "
+                       "met. A setting (flag or env) is decided by the deployment's settings; with neither default "
+                       "nor witness, its default is the code's at each release (the release surface). A request "
+                       "field, an endpoint or a fact (only-if) is never decided by settings: audit says 'bites only "
+                       "if'. any: one of its conditions must be met",
         "properties": {
-            "engine": {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"},
+            "engine": engine,
             "flag": {"anyOf": [flag, {"type": "array", "minItems": 1, "uniqueItems": True, "items": flag}],
                      "description": "the command-line flag, or a list of it and its aliases ([--tensor-parallel-size,"
                                     " -tp]); a boolean flag's --no-X form is X: false"},
             "env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "an environment variable"},
+            "request": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$",
+                        "description": "a field clients send in a request (with is/is-not: those values of it)"},
+            "endpoint": {"type": "string", "pattern": r"^/[A-Za-z0-9_./{}-]*$",
+                         "description": "an endpoint clients call"},
+            "only-if": {"type": "string", "minLength": 3, "maxLength": 200,
+                        "description": "a fact in words that no setting tells (the GPU, the model)"},
+            "any": {"type": "array", "minItems": 2, "items": {"$ref": "#/$defs/alternative"},
+                    "description": "alternatives: the condition is met when one of them is"},
             "is": {**values, "description": "the values under which the gotcha bites"},
             "is-not": {**values, "description": "the values under which it does not"},
             "default": {**setting_value, "description": "what a deployment that does not set it gets, where the "
@@ -109,15 +129,24 @@ def entry_schema(kb: KB) -> dict:
                                                         "derives it"},
             "witness": {"type": "string", "pattern": _KEBAB, "description": "the check of this entry that pins the "
                                                                             "default"},
-            "since": {**_VERSION, "description": "the first release (inclusive) in which this condition applies"},
-            "until": {**_VERSION, "description": "the last release (inclusive; its post-releases too) in which it "
-                                                 "applies"},
+            **bounds,
         },
-        "allOf": [
-            {"oneOf": [{"required": ["flag"]}, {"required": ["env"]}]},
-            {"oneOf": [{"required": ["is"]}, {"required": ["is-not"]}]},
+        "oneOf": [
+            {"required": ["flag"], **only("engine", "flag", "is", "is-not", "default", "witness", *bounds),
+             "oneOf": [{"required": ["is"]}, {"required": ["is-not"]}],
+             "dependentRequired": {"default": ["witness"], "witness": ["default"]}},
+            {"required": ["env"], **only("engine", "env", "is", "is-not", "default", "witness", *bounds),
+             "oneOf": [{"required": ["is"]}, {"required": ["is-not"]}],
+             "dependentRequired": {"default": ["witness"], "witness": ["default"]}},
+            {"required": ["request"], "allOf": [only("engine", "request", "is", "is-not", *bounds),
+                                                {"not": {"required": ["is", "is-not"]}}]},
+            {"required": ["endpoint"], **only("engine", "endpoint", *bounds)},
+            {"required": ["only-if"], **only("engine", "only-if", *bounds)},
+            {"required": ["any"], **only("engine", "any", *bounds)},
         ],
     }
+    alternative = {**condition, "properties": {k: v for k, v in condition["properties"].items() if k != "any"},
+                   "oneOf": condition["oneOf"][:-1], "description": "one alternative of 'any' (not itself 'any')"}
     assert set(condition["properties"]) == set(CONDITION_FIELDS)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -126,10 +155,12 @@ def entry_schema(kb: KB) -> dict:
         "type": "object",
         "additionalProperties": False,
         "required": list(ENTRY_REQUIRED),
+        "$defs": {"alternative": alternative},
         "properties": {
             "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME, "description": "equal to the file name without .md"},
             "title": {"type": "string", "minLength": 1, "description": "one sentence: what goes wrong"},
             "scheme": _described_enum(kb.schemes),
+            "severity": _described_enum(kb.severities),
             "concepts": {"type": "array", "minItems": 1, "uniqueItems": True, "items": _described_enum(kb.concepts)},
             "engines": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": sorted(kb.engines)}},
             "references": {"type": "array", "uniqueItems": True,

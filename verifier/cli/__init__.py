@@ -160,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--id", help="kebab-case id, also the file name")
     new.add_argument("--title", help="one sentence: what goes wrong")
     new.add_argument("--scheme", help="one of gotchas/schemes.yaml")
+    new.add_argument("--severity", help="one of gotchas/severities.yaml: the worst the gotcha does")
     new.add_argument("--engine", dest="engines", action="append", help="an engine (repeatable)")
     new.add_argument("--concept", dest="concepts", action="append", help="a concept (repeatable)")
     new.set_defaults(run=run_new)
@@ -182,8 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "default, or in another one (--python), pinned in requirements or lock files (-r: "
                     "requirements.txt, pip freeze output, uv.lock, poetry.lock, pylock.toml), or given (--engine). "
                     "A serve command line (--serve) or a start-up log (--serve-log) decides the entries' conditions. "
-                    "Exit codes: 0 nothing applies, 1 something applies (see --fail-on), 2 usage, 3 the machinery "
-                    "failed (another environment, the KB data).",
+                    "Findings are ranked by group, then severity (gotchas/severities.yaml), the worst first; each "
+                    "says the release that fixes it, and each pinned version what upgrading to the newest tracked "
+                    "release clears and brings. "
+                    "Exit codes: 0 nothing applies, 1 something applies (see --fail-on), 2 usage or a file that "
+                    "cannot be read, 3 the machinery failed (another environment, the KB data), 4 nothing was "
+                    "audited (no engine version found, or none at a tracked release).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     audit.add_argument("files", nargs="*", metavar="FILE", help="requirements or lock files, as with -r")
     audit.add_argument("--engine", dest="engines", action="append", default=[], metavar="ENGINE==VERSION",

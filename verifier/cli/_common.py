@@ -14,6 +14,8 @@ from ..sources import Source
 from ..sources.directory import DirectorySource
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+#: `audit` found no engine version to audit (at a tracked release): not a pass (pip-audit and osv-scanner do so).
+EXIT_NOTHING_AUDITED = 4
 
 
 class UsageError(Exception):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import kb as kb_module
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from ._common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _display, _kb, _load_clean
+from ._common import EXIT_ERROR, EXIT_FINDINGS, EXIT_NOTHING_AUDITED, EXIT_OK, UsageError, _display, _kb, _load_clean
 
 
 def run_site(args) -> int:
@@ -38,7 +38,7 @@ def run_new(args) -> int:
     from .. import scaffold
 
     kb = _kb(args)
-    given = {k: getattr(args, k) for k in ("id", "title", "scheme", "engines", "concepts") if getattr(args, k)}
+    given = {k: getattr(args, k) for k in ("id", "title", "scheme", "severity", "engines", "concepts") if getattr(args, k)}
     ask = input if sys.stdin.isatty() else None
     try:
         fields = scaffold.gather(kb, given, ask)
@@ -48,7 +48,7 @@ def run_new(args) -> int:
         raise UsageError("no answer") from None
     path = kb.entries_dir / f"{fields['id']}.md"
     path.write_text(scaffold.skeleton(fields["id"], fields["title"], fields["scheme"], fields["engines"],
-                                      fields["concepts"]), encoding="utf-8")
+                                      fields["concepts"], fields["severity"]), encoding="utf-8")
     print(f"wrote {_display(kb, path)}; fill it in, then run `gotchas check {fields['id']}`")
     return EXIT_OK
 
@@ -117,4 +117,6 @@ def run_audit(args) -> int:
     result = audit.audit(data, installed, settings, set(args.ignore))
     result.notes[:0] = notes
     sys.stdout.write(audit.render(args.format, data, result, args.site_url))
+    if not result.audited:
+        return EXIT_NOTHING_AUDITED
     return EXIT_FINDINGS if audit.failing(result, args.fail_on) else EXIT_OK

@@ -29,6 +29,9 @@ class Installed:
     origin: str  # `environment`, `requirements.txt:3`, `uv.lock`, `--engine`...
     file: str | None = None  # the file it was read from, for SARIF locations
     line: int | None = None
+    #: A version range instead of one version (`>=0.9,<0.11`; empty: any version): audit reads every tracked
+    #: release in it. `version` is then the range as written.
+    specifier: str | None = None
 
 
 def _by_package(packages: dict[str, str]) -> dict[str, str]:

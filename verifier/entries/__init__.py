@@ -30,9 +30,9 @@ __all__ = ["BOUNDS", "CHECK_FIELDS", "CHECK_REQUIRED", "CONDITION_FIELDS", "ENTR
 
 MAX_ENTRY_BYTES = 1024 * 1024
 
-ENTRY_FIELDS = ("id", "title", "scheme", "concepts", "engines", "references", "history", "withdrawn",
+ENTRY_FIELDS = ("id", "title", "scheme", "severity", "concepts", "engines", "references", "history", "withdrawn",
                 "introduced", "fixed", "when", "checks")
-ENTRY_REQUIRED = ("id", "title", "scheme", "concepts", "engines", "checks")
+ENTRY_REQUIRED = ("id", "title", "scheme", "severity", "concepts", "engines", "checks")
 
 _FENCE = "---"
 
@@ -132,6 +132,8 @@ def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -
         entry.title = _text(fields["title"], "title", problem) or ""
     if "scheme" in fields:
         entry.scheme = _text(fields["scheme"], "scheme", problem) or ""
+    if "severity" in fields:
+        entry.severity = _text(fields["severity"], "severity", problem) or ""
     for key in ("concepts", "engines", "references"):
         if key in fields:
             values = _text_list(fields[key], key, problem)

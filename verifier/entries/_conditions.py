@@ -14,7 +14,12 @@ if TYPE_CHECKING:
     from . import LoadedEntry
 
 #: The keys of a condition, an item of `when` (FORMAT.md, "Conditions").
-CONDITION_FIELDS = ("engine", "flag", "env", "is", "is-not", "default", "witness", *BOUNDS)
+CONDITION_FIELDS = ("engine", "flag", "env", "request", "endpoint", "only-if", "any", "is", "is-not", "default",
+                    "witness", *BOUNDS)
+#: The keys that say what a condition is about: exactly one per condition.
+SUBJECTS = ("flag", "env", "request", "endpoint", "only-if", "any")
+_SHAPE = ("a mapping naming one of flag or env (a setting, with is or is-not), request (a field clients send), "
+          "endpoint, only-if (a fact in words) or any (alternatives)")
 
 
 def _conditions(node: _yaml.Node, entry: Entry, problem, result: LoadedEntry) -> list[Condition]:
@@ -32,13 +37,14 @@ def _conditions(node: _yaml.Node, entry: Entry, problem, result: LoadedEntry) ->
         if condition is not None:
             found.append(condition)
             result.condition_nodes.append((condition, item))
+            if condition.any:  # every member is well-formed when the whole is: one node each
+                result.condition_nodes.extend(zip(condition.any, item.value["any"].value))
     return found
 
 
-def _condition(node: _yaml.Node, entry: Entry, problem) -> Condition | None:
+def _condition(node: _yaml.Node, entry: Entry, problem, nested: bool = False) -> Condition | None:
     if not node.is_mapping:
-        problem(node.line, "G203", "a condition must be a mapping (engine, flag or env, is or is-not, default, "
-                                   "witness)")
+        problem(node.line, "G203", f"a condition must be {_SHAPE}")
         return None
     fields = node.value
     ok = True
@@ -48,19 +54,34 @@ def _condition(node: _yaml.Node, entry: Entry, problem) -> Condition | None:
                     f"unknown condition key {key!r}; keys are: {', '.join(CONDITION_FIELDS)}")
             ok = False
     line = node.key_lines.get
-    if ("flag" in fields) == ("env" in fields):
-        problem(line("env", node.line) if "flag" in fields else node.line, "G203" if "flag" in fields else "G202",
-                "a condition names one setting: 'flag' (with its aliases) or 'env', not both"
-                if "flag" in fields else "a condition needs 'flag' or 'env'")
-        ok = False
-    if ("is" in fields) == ("is-not" in fields):
+    subjects = [key for key in SUBJECTS if key in fields]
+    if not subjects:
+        problem(node.line, "G202", f"a condition needs what it is about: {', '.join(SUBJECTS)}")
+        return None
+    if len(subjects) > 1:
+        problem(line(subjects[1], node.line), "G203",
+                f"a condition is about one thing: {' and '.join(map(repr, subjects))} are given; write two "
+                "conditions (all must be met) or 'any' (one must be)")
+        return None
+    subject = subjects[0]
+    setting = subject in ("flag", "env")
+    allowed = {"flag": CONDITION_FIELDS, "env": CONDITION_FIELDS,
+               "request": ("engine", "request", "is", "is-not", *BOUNDS),
+               "endpoint": ("engine", "endpoint", *BOUNDS), "only-if": ("engine", "only-if", *BOUNDS),
+               "any": ("engine", "any", *BOUNDS)}[subject]
+    for key in fields:
+        if key in CONDITION_FIELDS and key not in allowed and key not in SUBJECTS:
+            problem(node.key_lines[key], "G203", f"{key!r} does not go with {subject!r}: a condition on "
+                                                 f"{subject} takes {', '.join(k for k in allowed if k != subject)}")
+            ok = False
+    if setting and ("is" in fields) == ("is-not" in fields) or ("is" in fields and "is-not" in fields):
         problem(line("is-not", node.line) if "is" in fields else node.line, "G203" if "is" in fields else "G202",
                 "a condition gives the values that make the gotcha bite ('is') or those that spare it ('is-not'), "
                 "not both" if "is" in fields else "a condition needs 'is' or 'is-not'")
         ok = False
     # Both left out: the default comes from the release surface. A default written needs its witness, and a
     # witness pins a default.
-    if ("default" in fields) != ("witness" in fields):
+    if setting and ("default" in fields) != ("witness" in fields):
         missing = "witness" if "default" in fields else "default"
         problem(node.line, "G202", f"a condition needs {missing!r} with {'default' if missing == 'witness' else 'witness'}"
                 + (": the check of this entry that pins the default" if missing == "witness" else
@@ -90,13 +111,35 @@ def _condition(node: _yaml.Node, entry: Entry, problem) -> Condition | None:
         if flag_node.is_sequence and not items:
             problem(flag_node.line, "G210", "'flag' needs at least one flag")
             ok = False
-    env = None
-    if "env" in fields:
-        env = _text(fields["env"], "env", problem)
-        if env is not None and not _ENV.fullmatch(env):
-            problem(fields["env"].line, "G203", f"env {env!r} must be a variable name like VLLM_USE_V1")
-            env = None
-        ok = ok and env is not None
+    named: dict[str, str | None] = {}
+    for key, pattern, example in (("env", _ENV, "a variable name like VLLM_USE_V1"),
+                                  ("request", _FIELD, "a request field like priority or stream_options"),
+                                  ("endpoint", _ENDPOINT, "a path like /v1/chat/completions"),
+                                  ("only-if", _FACT, "a phrase, like 'the GPU is a Blackwell GPU'")):
+        if key in fields:
+            text = _text(fields[key], key, problem)
+            if text is not None and not pattern.fullmatch(text):
+                problem(fields[key].line, "G203", f"{key} {text!r} must be {example}")
+                text = None
+            named[key] = text
+            ok = ok and text is not None
+    alternatives: list[Condition] = []
+    if "any" in fields:
+        any_node = fields["any"]
+        if nested:
+            problem(any_node.line, "G203", "'any' inside 'any': list every alternative in one 'any'")
+            ok = False
+        elif not any_node.is_sequence or len(any_node.value) < 2:
+            problem(any_node.line, "G210" if any_node.is_sequence else "G203",
+                    "'any' must be a list of two or more conditions, one of which must be met")
+            ok = False
+        else:
+            for item in any_node.value:
+                member = _condition(item, entry, problem, nested=True)
+                if member is None:
+                    ok = False
+                else:
+                    alternatives.append(member)
     key = "is" if "is" in fields else "is-not"
     values: list[object] = []
     if key in fields:
@@ -123,7 +166,7 @@ def _condition(node: _yaml.Node, entry: Entry, problem) -> Condition | None:
                                           "true or false only")
         ok = False
     default: object = None
-    if "default" in fields:
+    if "default" in fields and setting:
         default = _setting(fields["default"], "default", problem)
         if default is None:
             ok = False
@@ -137,23 +180,38 @@ def _condition(node: _yaml.Node, entry: Entry, problem) -> Condition | None:
         if bound in fields:
             bounds[bound] = _text(fields[bound], bound, problem)
             ok = ok and bounds[bound] is not None
-    witness = _text(fields["witness"], "witness", problem) if "witness" in fields else None
+    witness = _text(fields["witness"], "witness", problem) if "witness" in fields and setting else None
     engine_value = _text(fields["engine"], "engine", problem) if "engine" in fields else None
-    if "engine" not in fields and len(entry.engines) != 1 and entry.engines:
+    if "engine" not in fields and len(entry.engines) != 1 and entry.engines and not nested:
         problem(node.line, "G202", f"the entry names several engines ({', '.join(entry.engines)}); say which with "
                                    "'engine:'")
         ok = False
-    if "engine" in fields and engine_value is None or "witness" in fields and witness is None:
+    if "engine" in fields and engine_value is None or "witness" in fields and setting and witness is None:
         ok = False
     if not ok:
         return None
     engine = engine_value or (entry.engines[0] if len(entry.engines) == 1 else "")
-    return Condition(engine, tuple(flags), env, tuple(values), key == "is-not", default, witness,
-                     bounds.get("since"), bounds.get("until"), node.line)
+    members = tuple(alternatives)
+    if members:
+        engine = engine_value or next((m.engine for m in members if m.engine), engine)
+        # An alternative takes the engine of its `any`; one that names another engine is lint's (G304).
+        members = tuple(m if m.engine and "engine" in item.value else _with_engine(m, engine)
+                        for m, item in zip(members, fields["any"].value))
+    return Condition(engine, tuple(flags), named.get("env"), tuple(values), key == "is-not", default, witness,
+                     bounds.get("since"), bounds.get("until"), node.line, named.get("request"),
+                     named.get("endpoint"), named.get("only-if"), members)
+
+
+def _with_engine(condition: Condition, engine: str) -> Condition:
+    from dataclasses import replace
+    return replace(condition, engine=engine)
 
 
 _FLAG = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_ENDPOINT = re.compile(r"/[A-Za-z0-9_./{}-]*")
+_FACT = re.compile(r"\S.{2,199}", re.S)
 
 
 def _setting(node: _yaml.Node, key: str, problem) -> object | None:

@@ -13,7 +13,8 @@ from .writer import Builder, entry_url
 
 def entry_json(site: Site, entry: Entry) -> dict:
     return {
-        "id": entry.id, "title": entry.title, "scheme": entry.scheme, "concepts": list(entry.concepts),
+        "id": entry.id, "title": entry.title, "scheme": entry.scheme, "severity": entry.severity,
+        "concepts": list(entry.concepts),
         "engines": list(entry.engines), "references": list(entry.references),
         "history": [{"date": e.date.isoformat(), "note": e.note} for e in entry.history],
         "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
@@ -41,7 +42,8 @@ def build(b: Builder) -> None:
         "engines": {k: {"name": v.engine.name, "package": v.engine.package, "repository": v.engine.repository,
                         "releases": [{"version": ver, "date": v.ledger.releases[ver].date} for ver in v.versions]}
                     for k, v in site.engines.items()},
-        "schemes": site.kb.schemes, "concepts": site.kb.concepts, "entries": entries,
+        "schemes": site.kb.schemes, "severities": site.kb.severities, "concepts": site.kb.concepts,
+        "entries": entries,
     }
     b.add(("api", "kb.json"), _json(kb, indent=1))
     b.add(("api", "kb.schema.json"), _json(KB_JSON_SCHEMA, indent=1))
@@ -50,9 +52,10 @@ def build(b: Builder) -> None:
 _STATUS_ENUM = {"enum": [*STATUSES, None]}
 ENTRY_JSON_SCHEMA = {
     "type": "object",
-    "required": ["id", "title", "scheme", "concepts", "engines", "checks", "status", "sections", "url"],
+    "required": ["id", "title", "scheme", "severity", "concepts", "engines", "checks", "status", "sections", "url"],
     "properties": {
         "id": {"type": "string"}, "title": {"type": "string"}, "scheme": {"type": "string"},
+        "severity": {"type": "string"},
         "concepts": {"type": "array", "items": {"type": "string"}},
         "engines": {"type": "array", "items": {"type": "string"}},
         "references": {"type": "array", "items": {"type": "string"}},
@@ -60,7 +63,8 @@ ENTRY_JSON_SCHEMA = {
         "withdrawn": {"type": ["string", "null"]},
         "sections": {"type": "object", "additionalProperties": {"type": "string"}},
         "conditions": {"type": "array", "items": {"type": "object", "required": [
-            "engine", "flags", "env", "values", "negated", "default", "witness", "since", "until"]}},
+            "engine", "kind", "flags", "env", "request", "endpoint", "only_if", "values", "negated", "default",
+            "witness", "since", "until", "any"]}},
         "checks": {"type": "array", "items": {"type": "object", "required": ["id", "claim", "engine", "path", "matcher", "pattern"]}},
         "status": {"type": "object", "additionalProperties": {
             "type": "object",

@@ -57,7 +57,10 @@ def conditions_view(site: Site, entry: Entry, engine: str, version: str | None =
             record = site.record(entry, engine, version)
             verdict = record.checks.get(condition.witness) if record else None
             confirmed = verdict is not None and verdict.verdict == HOLDS
-        found.append({"text": condition.describe(), "default": condition.default_text, "witness": condition.witness,
+        # A setting without a written default takes the code's at each release (the release surface), shown on the
+        # surface pages; what clients send and facts have none.
+        default = condition.default_text if condition.default is not None else None
+        found.append({"text": condition.describe(), "default": default, "witness": condition.witness,
                       "span": span, "confirmed": confirmed})
     return found
 
