@@ -230,7 +230,8 @@ def test_alternatives_and_what_clients_send_decide_in_three_values():
     policy = Condition("vllm", ("--scheduling-policy",), values=("fcfs",))
     tools = Condition("vllm", request="tools")
     code = {"0.10.0": [False, "vllm/engine/arg_utils.py:1"]}
-    either = _compiled(Condition("vllm", any=(auto_off, policy)), code)
+    either = _compiled(Condition("vllm", any=(auto_off, policy)))
+    either["any"][0]["defaults"] = code  # the flag's default in the code; the policy's is not known
     on = parse_serve("vllm serve m --enable-auto-tool-choice --scheduling-policy priority")
     assert evaluate(either, "0.10.0", on)[0] == NOT_MET  # neither alternative
     half = parse_serve("vllm serve m --enable-auto-tool-choice --scheduling-policy fcfs")
@@ -241,6 +242,29 @@ def test_alternatives_and_what_clients_send_decide_in_three_values():
     outcome, words = evaluate(either, "0.10.0", open_)
     assert outcome == UNDECIDED and "--scheduling-policy is fcfs" in words[0]
     assert evaluate(_compiled(tools), "0.10.0", on) == (UNDECIDED, ["requests send tools"])
-    mixed = _compiled(Condition("vllm", any=(auto_off, tools)), code)
+    mixed = _compiled(Condition("vllm", any=(auto_off, tools)))
+    mixed["any"][0]["defaults"] = code
     assert evaluate(mixed, "0.10.0", open_) == (UNDECIDED, ["requests send tools"])
     assert evaluate(mixed, "0.10.0", parse_serve("vllm serve m"))[0] == MET
+
+
+def test_set_says_whether_a_setting_is_given_at_all(kb_root):
+    from verifier.audit import MET, NOT_MET, UNDECIDED, evaluate
+    from verifier.deployment import Settings, parse_serve
+
+    diagnostics, loaded = lint_text(kb_root, with_when("when:\n  - flag: --api-key\n    set: true\n"
+                                                       "  - env: VLLM_API_KEY\n    set: false\n"))
+    assert diagnostics == []
+    key, env = loaded.entry.conditions
+    assert key.given is True and env.given is False and key.describe() == "--api-key is given"
+    assert evaluate(_compiled(key), "0.10.0", parse_serve("vllm serve m --api-key s3cret"))[0] == MET
+    assert evaluate(_compiled(key), "0.10.0", parse_serve("vllm serve m"))[0] == NOT_MET
+    assert evaluate(_compiled(key), "0.10.0", None)[0] == UNDECIDED
+    assert evaluate(_compiled(env), "0.10.0", parse_serve("VLLM_API_KEY=x vllm serve m"))[0] == NOT_MET
+    logged = Settings("vllm", "server.log:3", flags={"api_key": None}, logged=True)
+    assert evaluate(_compiled(key), "0.10.0", logged)[0] == NOT_MET  # a log's None is left alone
+    for bad, line in (("    set: true\n    is: [a]\n", 14), ("    set: maybe\n", 13)):
+        diagnostics, _ = lint_text(kb_root, with_when("when:\n  - flag: --api-key\n" + bad))
+        assert ("G203", line) in [(d.code, d.line) for d in diagnostics], diagnostics
+    diagnostics, _ = lint_text(kb_root, with_when("when:\n  - request: x\n    set: true\n"))
+    assert "G203" in [d.code for d in diagnostics]

@@ -193,8 +193,23 @@ def evaluate(data: dict, release: str, settings: Settings | None) -> tuple[str, 
         return UNDECIDED, [" or ".join(open_words)]
     if condition.undecidable:
         return UNDECIDED, [condition.describe()]
+    if condition.given is not None:
+        return _presence(condition, settings)
     decided, why = decide(condition, release, set(data["confirmed"]), settings, data.get("defaults"))
     return decided, [why]
+
+
+def _presence(condition: Condition, settings: Settings | None) -> tuple[str, list[str]]:
+    """`set: true|false`: whether the deployment gives the setting at all (a logged None is not given)."""
+    words = condition.describe()
+    if settings is None:
+        return UNDECIDED, [words]
+    value, found = _setting(condition, settings)
+    # On a command line a bare flag (None) is given; a start-up log writes a setting left alone as None.
+    given = found and not (settings.logged and value is None)
+    met = given == condition.given
+    shown = f"{condition.setting} is {'given' if given else 'not given'} ({settings.origin})"
+    return (MET if met else NOT_MET), [shown]
 
 
 def _setting(condition: Condition, settings: Settings) -> tuple[object, bool]:

@@ -74,7 +74,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
             code's default per release (the release surface); an `any` carries its alternatives so."""
             data = condition_to_json(condition)
             data["any"] = [compiled_condition(member) for member in condition.any]
-            if condition.kind not in ("flag", "env"):
+            if condition.kind not in ("flag", "env") or condition.given is not None:
                 return {**data, "confirmed": [], "defaults": {}}
             confirmed = [v for v, release in ledgers[condition.engine].releases.items()
                          if (record := release.entries.get(entry.id)) is not None
@@ -178,14 +178,14 @@ def condition_to_json(condition: Condition) -> dict:
             "request": condition.request, "endpoint": condition.endpoint, "only_if": condition.fact,
             "values": list(condition.values), "negated": condition.negated, "default": condition.default,
             "witness": condition.witness, "since": condition.since, "until": condition.until,
-            "any": [condition_to_json(member) for member in condition.any]}
+            "set": condition.given, "any": [condition_to_json(member) for member in condition.any]}
 
 
 def condition_from_json(data: dict) -> Condition:
     return Condition(data["engine"], tuple(data["flags"]), data["env"], tuple(data["values"]), data["negated"],
                      data["default"], data["witness"], data["since"], data["until"], 0, data.get("request"),
                      data.get("endpoint"), data.get("only_if"),
-                     tuple(condition_from_json(member) for member in data.get("any") or ()))
+                     tuple(condition_from_json(member) for member in data.get("any") or ()), data.get("set"))
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

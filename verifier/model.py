@@ -218,6 +218,9 @@ class Condition:
     fact: str | None = None
     #: `any`: the alternatives, met when one of them is (each a condition of the same engine, not itself `any`).
     any: tuple[Condition, ...] = ()
+    #: `set`: instead of values, whether the setting is given at all (true) or left out (false): `--api-key`,
+    #: `--chat-template`, a variable. A setting given as None (a start-up log's `api_key=None`) is not given.
+    given: bool | None = None
 
     @property
     def kind(self) -> str:
@@ -277,6 +280,8 @@ class Condition:
                 return f"requests send {self.request}"
             shown = " or ".join(setting_word(v) for v in self.values)
             return f"requests send {self.request} {'not ' if self.negated else ''}{shown}"
+        if self.given is not None:
+            return f"{self.setting} is {'given' if self.given else 'not given'}"
         if self.boolean and len(self.values) == 1:
             on = self.values[0] != self.negated
             return f"{self.setting} is {'set' if on else 'not set'}" if self.flags else \

@@ -122,6 +122,8 @@ def entry_schema(kb: KB) -> dict:
                         "description": "a fact in words that no setting tells (the GPU, the model)"},
             "any": {"type": "array", "minItems": 2, "items": {"$ref": "#/$defs/alternative"},
                     "description": "alternatives: the condition is met when one of them is"},
+            "set": {"type": "boolean", "description": "instead of values: the gotcha bites when the setting is given "
+                                                      "(true) or left out (false)"},
             "is": {**values, "description": "the values under which the gotcha bites"},
             "is-not": {**values, "description": "the values under which it does not"},
             "default": {**setting_value, "description": "what a deployment that does not set it gets, where the "
@@ -132,11 +134,11 @@ def entry_schema(kb: KB) -> dict:
             **bounds,
         },
         "oneOf": [
-            {"required": ["flag"], **only("engine", "flag", "is", "is-not", "default", "witness", *bounds),
-             "oneOf": [{"required": ["is"]}, {"required": ["is-not"]}],
+            {"required": ["flag"], **only("engine", "flag", "is", "is-not", "set", "default", "witness", *bounds),
+             "oneOf": [{"required": ["is"]}, {"required": ["is-not"]}, {"required": ["set"]}],
              "dependentRequired": {"default": ["witness"], "witness": ["default"]}},
-            {"required": ["env"], **only("engine", "env", "is", "is-not", "default", "witness", *bounds),
-             "oneOf": [{"required": ["is"]}, {"required": ["is-not"]}],
+            {"required": ["env"], **only("engine", "env", "is", "is-not", "set", "default", "witness", *bounds),
+             "oneOf": [{"required": ["is"]}, {"required": ["is-not"]}, {"required": ["set"]}],
              "dependentRequired": {"default": ["witness"], "witness": ["default"]}},
             {"required": ["request"], "allOf": [only("engine", "request", "is", "is-not", *bounds),
                                                 {"not": {"required": ["is", "is-not"]}}]},

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from . import LoadedEntry
 
 #: The keys of a condition, an item of `when` (FORMAT.md, "Conditions").
-CONDITION_FIELDS = ("engine", "flag", "env", "request", "endpoint", "only-if", "any", "is", "is-not", "default",
-                    "witness", *BOUNDS)
+CONDITION_FIELDS = ("engine", "flag", "env", "request", "endpoint", "only-if", "any", "is", "is-not", "set",
+                    "default", "witness", *BOUNDS)
 #: The keys that say what a condition is about: exactly one per condition.
 SUBJECTS = ("flag", "env", "request", "endpoint", "only-if", "any")
 _SHAPE = ("a mapping naming one of flag or env (a setting, with is or is-not), request (a field clients send), "
@@ -74,14 +74,31 @@ def _condition(node: _yaml.Node, entry: Entry, problem, nested: bool = False) ->
             problem(node.key_lines[key], "G203", f"{key!r} does not go with {subject!r}: a condition on "
                                                  f"{subject} takes {', '.join(k for k in allowed if k != subject)}")
             ok = False
-    if setting and ("is" in fields) == ("is-not" in fields) or ("is" in fields and "is-not" in fields):
+    given = None
+    if "set" in fields:
+        if not setting:
+            problem(line("set"), "G203", f"'set' does not go with {subject!r}: it says whether a flag or a variable "
+                                         "is given at all")
+            ok = False
+        elif "is" in fields or "is-not" in fields or "default" in fields or "witness" in fields:
+            clash = next(k for k in ("is", "is-not", "default", "witness") if k in fields)
+            problem(line(clash), "G203", f"{clash!r} does not go with 'set': a condition says whether the setting is "
+                                         "given (set: true or false), or which values it has (is or is-not)")
+            ok = False
+        elif not isinstance(fields["set"].value, bool) or str(fields["set"].raw).lower() not in ("true", "false"):
+            problem(line("set"), "G203", "'set' is true (the gotcha bites when the setting is given) or false (when "
+                                         "it is left out)")
+            ok = False
+        else:
+            given = fields["set"].value
+    elif setting and ("is" in fields) == ("is-not" in fields) or ("is" in fields and "is-not" in fields):
         problem(line("is-not", node.line) if "is" in fields else node.line, "G203" if "is" in fields else "G202",
                 "a condition gives the values that make the gotcha bite ('is') or those that spare it ('is-not'), "
-                "not both" if "is" in fields else "a condition needs 'is' or 'is-not'")
+                "not both" if "is" in fields else "a condition needs 'is', 'is-not' or 'set'")
         ok = False
     # Both left out: the default comes from the release surface. A default written needs its witness, and a
     # witness pins a default.
-    if setting and ("default" in fields) != ("witness" in fields):
+    if setting and given is None and ("default" in fields) != ("witness" in fields):
         missing = "witness" if "default" in fields else "default"
         problem(node.line, "G202", f"a condition needs {missing!r} with {'default' if missing == 'witness' else 'witness'}"
                 + (": the check of this entry that pins the default" if missing == "witness" else
@@ -199,7 +216,7 @@ def _condition(node: _yaml.Node, entry: Entry, problem, nested: bool = False) ->
                         for m, item in zip(members, fields["any"].value))
     return Condition(engine, tuple(flags), named.get("env"), tuple(values), key == "is-not", default, witness,
                      bounds.get("since"), bounds.get("until"), node.line, named.get("request"),
-                     named.get("endpoint"), named.get("only-if"), members)
+                     named.get("endpoint"), named.get("only-if"), members, given)
 
 
 def _with_engine(condition: Condition, engine: str) -> Condition:
