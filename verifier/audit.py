@@ -271,13 +271,21 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     if, unverified), then by severity, the worst first, then in the KB's order."""
     result = Audit()
     seen = set()
+    # One version read in several places (a pyproject.toml pin and the Dockerfile's image) is audited once, with
+    # the settings of the place that declares some (the container that runs it).
+    declaring = {}
+    for item in installed:
+        declaring.setdefault((item.engine, item.version, item.specifier), item if item.settings is not None else None)
+        if item.settings is not None and declaring[(item.engine, item.version, item.specifier)] is None:
+            declaring[(item.engine, item.version, item.specifier)] = item
     for item in installed:
         key = (item.engine, item.version, item.specifier)
         if item.engine not in kb["engines"] or key in seen:
             continue
         seen.add(key)
+        item = declaring.get(key) or item
         engine = kb["engines"][item.engine]
-        given = settings.get(item.engine)
+        given = item.settings if item.settings is not None else settings.get(item.engine)
         if item.specifier is not None:
             _audit_range(kb, item, given, ignore, result)
             continue
@@ -310,11 +318,12 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     position = {e["id"]: i for i, e in enumerate(kb["entries"])}
     result.findings.sort(key=lambda f: (order[f.group], rank(kb, f.entry), position.get(f.id, 0)))
     for target in result.targets:
-        given = settings.get(target.installed.engine)
+        given = target.installed.settings or settings.get(target.installed.engine)
         if given is not None and target.release is not None:
             result.notes.extend(unknown_settings(kb, target.installed.engine, target.release, given))
+            result.notes.extend(n for n in given.notes if n not in result.notes)
     for key, given in settings.items():
-        result.notes.extend(given.notes)
+        result.notes.extend(n for n in given.notes if n not in result.notes)
         if not any(t.installed.engine == key for t in result.targets):
             result.notes.append(f"{given.origin}: settings of {key}, which no audited version is of")
     return result

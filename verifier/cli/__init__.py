@@ -180,8 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
         "audit", help="which gotchas bite a deployment: its engine versions and settings",
         description="List the gotchas that bite a deployment's engine versions, from the knowledge base this "
                     "installation ships (or a checkout, --kb): the engines installed in this environment by "
-                    "default, or in another one (--python), pinned in requirements or lock files (-r: "
-                    "requirements.txt, pip freeze output, uv.lock, poetry.lock, pylock.toml), or given (--engine). "
+                    "default, or in another one (--python), declared in the deployment's files or folder (PATH), "
+                    "pinned in requirements or lock files (-r: requirements.txt, pip freeze output, uv.lock, "
+                    "poetry.lock, pylock.toml), or given (--engine). A version range is audited at every tracked "
+                    "release in it. "
                     "A serve command line (--serve) or a start-up log (--serve-log) decides the entries' conditions. "
                     "Findings are ranked by group, then severity (gotchas/severities.yaml), the worst first; each "
                     "says the release that fixes it, and each pinned version what upgrading to the newest tracked "
@@ -190,7 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "cannot be read, 3 the machinery failed (another environment, the KB data), 4 nothing was "
                     "audited (no engine version found, or none at a tracked release).",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    audit.add_argument("files", nargs="*", metavar="FILE", help="requirements or lock files, as with -r")
+    audit.add_argument("files", nargs="*", metavar="PATH",
+                       help="files or folders where the deployment declares the engine: requirements and constraint "
+                            "files, lock files, pyproject.toml, setup.cfg, setup.py, Dockerfiles, docker-compose "
+                            "files, Kubernetes/KServe manifests and Helm values, shell scripts, start-up logs, "
+                            "collect_env or pip list pastes; a folder is searched for them")
     audit.add_argument("--engine", dest="engines", action="append", default=[], metavar="ENGINE==VERSION",
                        help="audit this engine version (repeatable), e.g. vllm==0.10.0")
     audit.add_argument("--python", metavar="PATH", help="audit the engines installed in another environment, by its "

@@ -104,8 +104,20 @@ def run_audit(args) -> int:
         installed = deployment.from_specs(args.engines, packages)
         if args.python:
             installed += deployment.from_python(args.python, packages)
-        for path in [*args.requirements, *args.files]:
+        for path in args.requirements:
             installed += deployment.from_file(path, packages, notes)
+        newest = {key: engine["releases"][-1] for key, engine in data["engines"].items() if engine["releases"]}
+        for path in args.files:  # files and folders of any kind the deployment declares itself in
+            if not Path(path).exists():
+                raise UsageError(f"{path}: no such file or folder")
+            found = deployment.read_path(path, packages, notes, newest)
+            installed += found.installed
+            for one in found.settings:
+                if one.engine in settings:
+                    notes.append(f"{one.origin}: more settings of {one.engine}, not used (audited with "
+                                 f"{settings[one.engine].origin}); give one with --serve to choose")
+                    continue
+                settings[one.engine] = one
         if not (args.engines or args.python or args.requirements or args.files):
             logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
             installed = logged or deployment.from_environment(packages)

@@ -13,10 +13,15 @@ file reader, in `_read`. This module is the surface callers import (`deployment.
 
 from __future__ import annotations
 
+from ._containers import Found
+from ._find import read_path
+from ._logs import looks_like_log, parse_log, parse_log_text
+from ._pastes import env_from_paste, from_paste
 from ._read import MAX_FILE_BYTES, DeploymentError, EnvironmentFailed
-from ._settings import UNKNOWN, Settings, boolean, flag_key, parse_log, parse_serve
+from ._settings import UNKNOWN, Settings, boolean, flag_key, parse_serve, parse_tokens
 from ._versions import Installed, file_kind, from_environment, from_file, from_python, from_specs
 
-__all__ = ["MAX_FILE_BYTES", "UNKNOWN", "DeploymentError", "EnvironmentFailed", "Installed", "Settings", "boolean",
-           "file_kind", "flag_key", "from_environment", "from_file", "from_python", "from_specs", "parse_log",
-           "parse_serve"]
+__all__ = ["MAX_FILE_BYTES", "UNKNOWN", "DeploymentError", "EnvironmentFailed", "Found", "Installed", "Settings",
+           "boolean", "parse_tokens", "read_path",
+           "env_from_paste", "file_kind", "flag_key", "from_environment", "from_file", "from_paste", "from_python",
+           "from_specs", "looks_like_log", "parse_log", "parse_log_text", "parse_serve"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -32,6 +32,9 @@ class Installed:
     #: A version range instead of one version (`>=0.9,<0.11`; empty: any version): audit reads every tracked
     #: release in it. `version` is then the range as written.
     specifier: str | None = None
+    #: The settings declared with this version (the container whose image names it), else None: audit then uses
+    #: the deployment's settings of the engine.
+    settings: object = field(default=None, hash=False)
 
 
 def _by_package(packages: dict[str, str]) -> dict[str, str]:
@@ -138,11 +141,14 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
     found = []
     for number, line in _logical_lines(_read_text(path)):
         where = f"{path}:{number}"
-        include = re.match(r"^(?:-r|--requirement)(?:\s+|=)(\S+)", line)
-        if include:
+        include = re.match(r"^(?:-r|--requirement|-c|--constraint)(?:\s+|=|(?<=-[rc]))(\S+)", line)
+        if include:  # a constraint file pins what is installed as a requirements file does
             found.extend(_requirements(path.parent / include.group(1), packages, notes, seen))
             continue
-        if line.startswith("-"):  # -c, -e, --index-url, --hash...: nothing pins an engine there
+        quoted = re.fullmatch(r"""(["'])(.+)\1\s*,?""", line)
+        if quoted:  # pasted from a pyproject.toml or setup.py list: "vllm==0.9.1",
+            line = quoted.group(2)
+        if line.startswith("-"):  # -e, --index-url, --hash...: nothing pins an engine there
             if re.search(r"#egg=(vllm|sglang)\b", line):
                 notes.append(f"{where}: an editable or VCS install of an engine has no release version; not audited")
             continue
@@ -156,11 +162,16 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
         engine = wanted.get(canonicalize_name(requirement.name))
         if engine is None:
             continue
-        pins = [s.version for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
-        if len(pins) != 1:
-            notes.append(f"{where}: {requirement} is not pinned to one version (==); not audited")
+        if requirement.url:
+            notes.append(f"{where}: {requirement.name} comes from {requirement.url}, which has no release version; "
+                         "not audited")
             continue
-        found.append(Installed(engine, pins[0], where, str(path), number))
+        pins = [s.version for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        if len(pins) == 1 and len(requirement.specifier) == 1:
+            found.append(Installed(engine, pins[0], where, str(path), number))
+        else:  # a range, or no version: every tracked release in it
+            specifier = str(requirement.specifier)
+            found.append(Installed(engine, specifier, where, str(path), number, specifier=specifier))
     return found
 
 

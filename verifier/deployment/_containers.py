@@ -1,0 +1,606 @@
+"""Engine versions and settings where containers declare them: Dockerfiles, docker-compose files, Kubernetes
+and KServe manifests and Helm values, shell scripts and `docker run` command lines.
+
+An engine's official image (`vllm/vllm-openai:v0.14.0`, `lmsysorg/sglang:v0.4.6.post1-cu124`) gives the version
+by its tag; `pip install vllm==X` in a Dockerfile's RUN gives it too. The serve command (a Dockerfile's
+ENTRYPOINT and CMD, a service's `command`, a container's `command` and `args`, a script's `vllm serve` line, what
+follows the image in `docker run`) gives the flags; the environment (`ENV`, `environment:`, `env:`, `-e`) gives
+the variables. Nothing is run: variables are expanded only from the file's own ARG, ENV and assignments, and a
+value still holding `$` is a setting audit cannot compare (UNKNOWN).
+
+The images are named here, not in the engine registry, because only audit reads them; each engine's image runs
+its serve entrypoint, so arguments after a vLLM image are vLLM flags."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ._read import DeploymentError, _read_text
+from ._settings import UNKNOWN, Settings, parse_tokens, program_of
+from ._versions import Installed, _by_package
+
+#: engine key -> its official images (repository paths, without a registry host).
+IMAGES = {"vllm": ("vllm/vllm-openai", "vllm/vllm-openai-rocm", "vllm/vllm-tpu"), "sglang": ("lmsysorg/sglang",)}
+_TAG_VERSION = re.compile(r"v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+|(?:a|b|rc)\d+)?)(?:[-_+].*)?")
+
+
+@dataclass
+class Found:
+    """What one file declares: engine versions (each with the settings of its container, when it has some) and
+    settings with no version of their own."""
+
+    installed: list[Installed] = field(default_factory=list)
+    settings: list[Settings] = field(default_factory=list)
+
+
+def image_engine(reference: str) -> tuple[str | None, str | None, str | None]:
+    """(engine, tag, digest) of an image reference; engine None for an image that is not an engine's."""
+    reference = reference.strip()
+    digest = None
+    if "@" in reference:
+        reference, digest = reference.split("@", 1)
+    name, tag = reference, None
+    last = reference.rsplit("/", 1)[-1]
+    if ":" in last:
+        name, tag = reference.rsplit(":", 1)
+    parts = name.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]  # a registry host: the image is the same whichever registry serves it
+    if parts and parts[0] == "library":
+        parts = parts[1:]
+    path = "/".join(parts).lower()
+    for engine, images in IMAGES.items():
+        if path in images:
+            return engine, tag, digest
+    return None, tag, digest
+
+
+def image_version(engine: str, tag: str | None, digest: str | None, where: str, path: Path | None,
+                  line: int | None, notes: list[str], newest: dict[str, str]) -> Installed | None:
+    """The engine version an image tag names: `v0.14.0`, `v0.4.6.post1-cu124`; `latest` (or no tag) is the newest
+    tracked release, with a note; a digest alone or another tag is a note."""
+    if tag is None or tag == "latest":
+        shown = "no tag" if tag is None else "the tag latest"
+        if engine in newest:
+            notes.append(f"{where}: {shown}: the image is whatever was newest when it was pulled; audited as the "
+                         f"newest tracked release, {newest[engine]}; pin a version tag to audit what runs")
+            return Installed(engine, newest[engine], where, str(path) if path else None, line)
+        return None
+    match = _TAG_VERSION.fullmatch(tag)
+    if match is None:
+        notes.append(f"{where}: the image tag {tag!r} names no release version"
+                     + (" (pinned by digest only)" if digest else "") + "; not audited")
+        return None
+    return Installed(engine, match.group(1), where, str(path) if path else None, line)
+
+
+# --- variables ---------------------------------------------------------------------------------------------
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def expand(text: str, known: dict[str, str]) -> str:
+    """`$X`, `${X}` and `${X:-default}` from the variables the file itself sets; others stay as written."""
+    def one(match: re.Match) -> str:
+        name = match.group(1) or match.group(3)
+        if name in known:
+            return known[name]
+        if match.group(2) is not None:
+            return match.group(2)
+        return match.group(0)
+    return _VARIABLE.sub(one, text)
+
+
+def _unknown_values(settings: Settings) -> Settings:
+    """A value that still names a variable cannot be compared: it is UNKNOWN."""
+    for key, value in list(settings.flags.items()):
+        if isinstance(value, str) and "$" in value:
+            settings.flags[key] = UNKNOWN
+    return settings
+
+
+# --- command lines -----------------------------------------------------------------------------------------
+
+def _split(text: str, where: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError as exc:
+        raise DeploymentError(f"{where}: cannot split the command line: {exc}") from None
+
+
+def command_settings(tokens: list[str], where: str, image_engine_key: str | None, env: dict[str, str]
+                     ) -> Settings | None:
+    """The settings of a container's command: the serve program anywhere in it (also inside `sh -c "..."`);
+    else, for an engine's image, the tokens are that engine's flags (its entrypoint serves)."""
+    for i, token in enumerate(tokens[:-1]):
+        if Path(token).name in ("sh", "bash", "ash", "dash") and "-c" in tokens[i + 1:i + 3]:
+            script = tokens.index("-c", i + 1) + 1
+            found = script_settings(tokens[script], where, env) if script < len(tokens) else []
+            if found:
+                return found[0]
+    engine, start = program_of(tokens)
+    if engine is None and image_engine_key is not None and tokens and (tokens[0].startswith("-") or
+                                                                       image_engine_key == "vllm"):
+        engine, start = image_engine_key, 0
+    if engine is None:
+        return None
+    settings = parse_tokens(tokens[start:], engine, where, env=dict(env), program_found=start > 0)
+    return _unknown_values(settings)
+
+
+_SERVE_HINT = re.compile(r"vllm(\s+serve\b|\.entrypoints)|sglang(\.launch_server|\s+serve\b)|docker\s+run\b")
+_DOCKER_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "--init", "-P",
+                 "--publish-all", "--read-only", "--no-healthcheck", "--oom-kill-disable", "--sig-proxy",
+                 "-it", "-ti", "-dit", "-itd", "-td", "-dt", "-id", "-di"}
+
+
+def logical_lines(text: str):
+    """(first line number, text) of a shell script: continuations joined, comment lines dropped."""
+    start, pieces = None, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if start is None:
+            if line.lstrip().startswith("#"):
+                continue
+            start = number
+        stripped = line.rstrip()
+        if stripped.endswith("\\"):
+            pieces.append(stripped[:-1])
+            continue
+        pieces.append(line)
+        yield start, " ".join(pieces)
+        start, pieces = None, []
+    if pieces:
+        yield start, " ".join(pieces)
+
+
+def script_settings(text: str, where: str, env: dict[str, str], found_images: list | None = None,
+                    newest: dict[str, str] | None = None, notes: list[str] | None = None,
+                    path: Path | None = None) -> list[Settings]:
+    """The serve lines of a shell script (or of one `sh -c` string): `vllm serve ...`, `python -m
+    sglang.launch_server ...`, `docker run ... IMAGE ARGS`; simple assignments (`MODEL=x`, `export X=y`) expand
+    later lines."""
+    known: dict[str, str] = {}
+    found = []
+    base_line = int(where.rsplit(":", 1)[1]) if re.search(r":\d+$", where) else None
+    shown = where.rsplit(":", 1)[0] if base_line is not None else where
+    for number, line in logical_lines(text):
+        assignment = re.fullmatch(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s*", line)
+        if assignment:
+            try:
+                value = shlex.split(assignment.group(2))
+            except ValueError:
+                value = []
+            known[assignment.group(1)] = expand(value[0] if value else "", known)
+            continue
+        if not _SERVE_HINT.search(line):
+            continue
+        line = re.sub(r"^\s*(?:\S*[$#]|>)\s+(?=\S)", "", line)  # a pasted shell prompt: `user@host:~$ `
+        here = f"{shown}:{(base_line or 1) + number - 1 if base_line else number}"
+        for segment in re.split(r"\s(?:&&|\|\||;|\|)\s", line):
+            if not _SERVE_HINT.search(segment):
+                continue
+            tokens = _split(expand(segment, known), here)
+            tokens = [t for t in tokens if t not in ("&",)]
+            while tokens and tokens[0] in ("sudo", "exec", "nohup", "time", "env", "srun", "command"):
+                tokens.pop(0)
+            local_env = dict(env)
+            while tokens and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
+                name, _, value = tokens.pop(0).partition("=")
+                local_env[name] = value
+            tokens = _strip_redirections(tokens)
+            if "docker" in tokens[:2] and "run" in tokens[:3]:
+                settings = docker_run(tokens[tokens.index("run") + 1:], here, local_env, found_images, newest,
+                                      notes, path, int(here.rsplit(":", 1)[1]))
+            else:
+                settings = command_settings(tokens, here, None, local_env)
+            if settings is not None:
+                found.append(settings)
+    return found
+
+
+def _strip_redirections(tokens: list[str]) -> list[str]:
+    out = []
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+            continue
+        if re.fullmatch(r"\d*(>>?|<)(&\d+)?", token):
+            skip = not token.endswith(tuple("0123456789")) or "&" not in token
+            continue
+        if re.fullmatch(r"\d*>>?\S+|\d*>&\d+|&>\S*", token):
+            continue
+        out.append(token)
+    return out
+
+
+def docker_run(tokens: list[str], where: str, env: dict[str, str], found_images: list | None,
+               newest: dict[str, str] | None, notes: list[str] | None, path: Path | None,
+               line: int | None) -> Settings | None:
+    """`docker run [OPTIONS] IMAGE [ARGS]`: the options before the image (`-e VAR=value` is the engine's
+    environment, `--entrypoint` replaces the image's), the engine flags after it."""
+    local_env = dict(env)
+    entrypoint: list[str] = []
+    i = 0
+    while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "--":
+        option, eq, value = tokens[i].partition("=")
+        if option in _DOCKER_FLAGS:
+            i += 1
+            continue
+        if not eq:
+            value = tokens[i + 1] if i + 1 < len(tokens) else ""
+            i += 1
+        i += 1
+        if option in ("-e", "--env"):
+            name, has, text = value.partition("=")
+            if has:
+                local_env[name] = text
+            elif name in env:
+                local_env[name] = env[name]
+        elif option == "--entrypoint":
+            entrypoint = _split(value, where)
+    if i < len(tokens) and tokens[i] == "--":
+        i += 1
+    if i >= len(tokens):
+        return None
+    image, args = tokens[i], tokens[i + 1:]
+    engine, tag, digest = image_engine(image)
+    if engine is not None and found_images is not None and notes is not None:
+        item = image_version(engine, tag, digest, where, path, line, notes, newest or {})
+        if item is not None:
+            found_images.append(item)
+    settings = command_settings(entrypoint + args, where, engine if not entrypoint else None, local_env)
+    if settings is not None and found_images and found_images[-1].origin == where:
+        found_images[-1] = _with_settings(found_images[-1], settings)
+    return settings
+
+
+def _with_settings(item: Installed, settings: Settings) -> Installed:
+    from dataclasses import replace
+    return replace(item, settings=settings)
+
+
+# --- Dockerfile --------------------------------------------------------------------------------------------
+
+def _instructions(text: str):
+    """(line, INSTRUCTION, arguments) of a Dockerfile: continuations joined, comments dropped."""
+    start, pieces = None, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if start is None:
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            start = number
+        elif line.lstrip().startswith("#"):
+            continue
+        if line.rstrip().endswith("\\"):
+            pieces.append(line.rstrip()[:-1])
+            continue
+        pieces.append(line)
+        joined = " ".join(pieces).strip()
+        word, _, rest = joined.partition(" ")
+        yield start, word.upper(), rest.strip()
+        start, pieces = None, []
+    if pieces:
+        joined = " ".join(pieces).strip()
+        word, _, rest = joined.partition(" ")
+        yield start, word.upper(), rest.strip()
+
+
+def _exec_or_shell(arguments: str, where: str) -> tuple[list[str], bool]:
+    """A CMD or ENTRYPOINT: (tokens, exec form). The exec form is a JSON array; the shell form is split as the
+    shell would, and wrapped in `sh -c` by Docker (which is the same for finding a serve line)."""
+    if arguments.startswith("["):
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value, True
+    return _split(arguments, where), False
+
+
+def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
+    from ._packaging import requirement_found
+
+    text = _read_text(path)
+    wanted = _by_package(packages)
+    known: dict[str, str] = {}
+    env: dict[str, str] = {}
+    stages: dict[str, tuple[str | None, Installed | None]] = {}
+    engine_of_stage: str | None = None
+    stage_item: Installed | None = None
+    entrypoint: list[str] | None = None
+    cmd: list[str] | None = None
+    cmd_line = 0
+    found = Found()
+    for line, word, rest in _instructions(text):
+        where = f"{path}:{line}"
+        if word == "ARG":
+            for item in _split(rest, where):
+                name, eq, value = item.partition("=")
+                if name not in known or eq:
+                    known[name] = value if eq else known.get(name, "")
+        elif word == "ENV":
+            parts = _split(rest, where)
+            if parts and "=" not in parts[0] and len(parts) >= 2:
+                env[parts[0]] = expand(" ".join(parts[1:]), {**known, **env})
+            else:
+                for item in parts:
+                    name, eq, value = item.partition("=")
+                    if eq:
+                        env[name] = expand(value, {**known, **env})
+        elif word == "FROM":
+            parts = [p for p in _split(expand(rest, known), where) if not p.startswith("--platform")]
+            reference = parts[0] if parts else ""
+            alias = parts[2].lower() if len(parts) >= 3 and parts[1].lower() == "as" else None
+            if reference.lower() in stages:  # FROM an earlier stage: its image
+                engine_of_stage, stage_item = stages[reference.lower()]
+            else:
+                engine, tag, digest = image_engine(reference)
+                engine_of_stage = engine
+                stage_item = image_version(engine, tag, digest, where, path, line, notes, newest) if engine else None
+                if "$" in reference and engine is None:
+                    notes.append(f"{where}: the base image {reference!r} names a build argument with no default; "
+                                 "not read")
+            if alias:
+                stages[alias] = (engine_of_stage, stage_item)
+            env, entrypoint, cmd = {}, None, None  # a stage starts from its image
+        elif word == "RUN":
+            expanded = expand(rest, {**known, **env})
+            for segment in re.split(r"&&|\|\||;", expanded):
+                match = re.search(r"(?:^|\s)(?:uv\s+)?pip3?\s+install\s+(.*)$|python3?\s+-m\s+pip\s+install\s+(.*)$",
+                                  segment.strip())
+                if not match:
+                    continue
+                for token in _pip_arguments(_split(match.group(1) or match.group(2) or "", where)):
+                    if token.startswith(("git+", "http://", "https://", "./", "/")) and re.search(
+                            r"\b(vllm|sglang)\b", token):
+                        notes.append(f"{where}: an engine installed from {token!r} has no release version; "
+                                     "not audited")
+                        continue
+                    item = requirement_found(token, where, path, line, wanted, notes)
+                    if item is not None:
+                        found.installed.append(item)
+        elif word in ("CMD", "ENTRYPOINT"):
+            tokens, exec_form = _exec_or_shell(rest, where)
+            if not exec_form:
+                tokens = [expand(t, {**known, **env}) for t in tokens]
+            if word == "CMD":
+                cmd, cmd_line = tokens, line
+            else:
+                entrypoint, cmd, cmd_line = tokens, None, line
+    command = (entrypoint or []) + (cmd or [])
+    settings = None
+    if command:
+        settings = command_settings(command, f"{path}:{cmd_line}", engine_of_stage if entrypoint is None else None,
+                                    env)
+    elif env and engine_of_stage:
+        settings = Settings(engine_of_stage, f"{path}:{cmd_line or 1}", env=dict(env))
+    if stage_item is not None and settings is not None and settings.engine == stage_item.engine:
+        found.installed.append(_with_settings(stage_item, settings))  # the image's version runs this command
+    else:
+        found.installed.extend([stage_item] if stage_item is not None else [])
+        found.settings.extend([settings] if settings is not None else [])
+    return found
+
+
+def _pip_arguments(tokens: list[str]) -> list[str]:
+    """The requirement arguments of `pip install` (its options and their values left out)."""
+    out = []
+    takes_value = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+                   "--find-links", "--target", "-t", "--prefix", "--root", "--python", "--cache-dir", "--src",
+                   "-e", "--editable", "--platform", "--python-version", "--implementation", "--abi",
+                   "--trusted-host", "--progress-bar", "--index-strategy", "--torch-backend"}
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+            continue
+        if token in takes_value:
+            skip = True
+            continue
+        if token.startswith("-"):
+            continue
+        out.append(token)
+    return out
+
+
+# --- YAML: compose, Kubernetes, KServe, Helm values ------------------------------------------------------
+
+_MAX_NODES = 200_000
+
+
+@dataclass
+class _Y:
+    value: object  # str | list[_Y] | dict[str, _Y] | other scalar
+    line: int
+
+
+def _plain(node, budget: list[int], depth: int = 0) -> _Y:
+    """A composed YAML node as plain values with lines; merge keys followed; bounded in nodes and depth (an
+    alias is a shared node, so a graph of aliases is walked within the same budget)."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 100:
+        raise DeploymentError("too many nodes (or too deep) to read as a deployment")
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, _Y] = {}
+        for key, value in node.value:
+            if key.tag == "tag:yaml.org,2002:merge":
+                merged = _plain(value, budget, depth + 1)
+                for one in merged.value if isinstance(merged.value, list) else [merged]:
+                    if isinstance(one.value, dict):
+                        for k, v in one.value.items():
+                            out.setdefault(k, v)
+                continue
+            out[str(key.value)] = _plain(value, budget, depth + 1)
+        return _Y(out, line)
+    if isinstance(node, yaml.SequenceNode):
+        return _Y([_plain(v, budget, depth + 1) for v in node.value], line)
+    return _Y(node.value, line)
+
+
+def from_yaml(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
+    """Every container in a YAML file: a mapping with `image` (compose services, Kubernetes and KServe
+    containers, Helm values' `image: {repository, tag}`), with its command and environment."""
+    text = _read_text(path)
+    try:
+        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise DeploymentError(f"{path}:{line}: not YAML: {getattr(exc, 'problem', None) or exc}"
+                              + (" (a template? give the rendered manifest)" if "{{" in text else "")) from None
+    found = Found()
+    budget = [_MAX_NODES]
+    for document in documents:
+        if document is None:
+            continue
+        try:
+            root = _plain(document, budget)
+        except DeploymentError as exc:
+            raise DeploymentError(f"{path}: {exc}") from None
+        for mapping in _mappings(root):
+            _container(mapping, path, packages, notes, newest, found)
+    return found
+
+
+def _mappings(node: _Y):
+    stack = [node]
+    while stack:
+        here = stack.pop()
+        if isinstance(here.value, dict):
+            yield here
+            stack.extend(reversed(list(here.value.values())))
+        elif isinstance(here.value, list):
+            stack.extend(reversed(here.value))
+
+
+def _text_list(node: _Y | None, where: str) -> list[str] | None:
+    if node is None:
+        return None
+    if isinstance(node.value, str):
+        return _split(node.value, where)
+    if isinstance(node.value, list):
+        return [str(item.value) for item in node.value if not isinstance(item.value, (dict, list))]
+    return None
+
+
+def _camel_flag(name: str) -> str:
+    return "--" + re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", name).lower()
+
+
+def _chart_model(mapping: _Y, path: Path, notes, newest, found: Found) -> bool:
+    """vLLM's production-stack Helm chart: a `modelSpec` item with `repository`, `tag`, `vllmConfig` (flags in
+    camelCase), `vllmConfig.extraArgs` and `env`. True when the mapping is one."""
+    fields = mapping.value
+    repository, tag = fields.get("repository"), fields.get("tag")
+    if repository is None or not isinstance(repository.value, str) or "image" in fields:
+        return False
+    engine, _, digest = image_engine(repository.value)
+    if engine is None:
+        return False
+    where = f"{path}:{repository.line}"
+    tokens: list[str] = []
+    if "modelURL" in fields and isinstance(fields["modelURL"].value, str):
+        tokens.append(fields["modelURL"].value)
+    config = fields.get("vllmConfig")
+    if config is not None and isinstance(config.value, dict):
+        for key, value in config.value.items():
+            if key == "extraArgs":
+                tokens += _text_list(value, where) or []
+            elif key == "v1" or isinstance(value.value, (dict, list)):
+                continue
+            elif value.value is True:
+                tokens.append(_camel_flag(key))
+            elif value.value is False:
+                tokens.append("--no-" + _camel_flag(key)[2:])
+            elif value.value is not None:
+                tokens += [_camel_flag(key), str(value.value)]
+    env: dict[str, str] = {}
+    if "env" in fields and isinstance(fields["env"].value, list):
+        for item in fields["env"].value:
+            if isinstance(item.value, dict) and "name" in item.value and "value" in item.value:
+                env[str(item.value["name"].value)] = str(item.value["value"].value)
+    tag_text = str(tag.value) if tag is not None and tag.value not in (None, "") else None
+    item = image_version(engine, tag_text, digest, where, path, repository.line, notes, newest)
+    settings = _unknown_values(parse_tokens(tokens, engine, where, env=env))
+    if item is not None:
+        found.installed.append(_with_settings(item, settings))
+    else:
+        found.settings.append(settings)
+    return True
+
+
+def _container(mapping: _Y, path: Path, packages, notes, newest, found: Found) -> None:
+    fields = mapping.value
+    image = fields.get("image")
+    if image is None:
+        _chart_model(mapping, path, notes, newest, found)
+        return
+    if isinstance(image.value, dict):  # Helm values: image: {repository, tag}
+        repository = image.value.get("repository")
+        tag = image.value.get("tag")
+        if repository is None or not isinstance(repository.value, str):
+            return
+        reference = repository.value + (f":{tag.value}" if tag is not None and tag.value not in (None, "") else "")
+    elif isinstance(image.value, str):
+        reference = image.value
+    else:
+        return
+    where = f"{path}:{image.line}"
+    engine, tag, digest = image_engine(reference)
+    env: dict[str, str] = {}
+    environment = fields.get("environment") or fields.get("env")
+    if environment is not None and isinstance(environment.value, dict):  # compose: a mapping
+        env = {k: str(v.value) for k, v in environment.value.items() if not isinstance(v.value, (dict, list))}
+    elif environment is not None and isinstance(environment.value, list):
+        for item in environment.value:
+            if isinstance(item.value, str):  # compose: "NAME=value"
+                name, eq, value = item.value.partition("=")
+                if eq:
+                    env[name] = value
+            elif isinstance(item.value, dict) and "name" in item.value:  # Kubernetes: {name, value | valueFrom}
+                value = item.value.get("value")
+                if value is not None and not isinstance(value.value, (dict, list)):
+                    env[str(item.value["name"].value)] = str(value.value)
+    entry = _text_list(fields.get("entrypoint"), where)
+    command = _text_list(fields.get("command"), where)
+    args = _text_list(fields.get("args"), where)
+    if "args" in fields or "containers" in fields or "ports" in fields and isinstance(fields["ports"].value, list) \
+            and fields["ports"].value and isinstance(fields["ports"].value[0].value, dict):
+        # Kubernetes: command replaces the image's ENTRYPOINT, args its CMD
+        tokens = (command or []) + (args or [])
+        image_serves = command is None
+    else:  # compose: entrypoint replaces ENTRYPOINT, command replaces CMD
+        tokens = (entry or []) + (command or [])
+        image_serves = entry is None
+    if engine is None:
+        settings = command_settings(tokens, where, None, env) if tokens else None
+        if settings is not None:
+            found.settings.append(settings)
+        return
+    item = image_version(engine, tag, digest, where, path, image.line, notes, newest)
+    settings = command_settings(tokens, where, engine if image_serves else None, env) if tokens else \
+        (Settings(engine, where, env=env) if env else None)
+    if item is not None:
+        found.installed.append(_with_settings(item, settings) if settings is not None else item)
+    elif settings is not None:
+        found.settings.append(settings)
+
+
+def from_script(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
+    text = _read_text(path)
+    found = Found()
+    images: list[Installed] = []
+    settings = script_settings(text, str(path), {}, images, newest, notes, path)
+    with_image = {id(i.settings) for i in images if getattr(i, "settings", None) is not None}
+    found.installed.extend(images)
+    found.settings.extend(s for s in settings if id(s) not in with_image)
+    return found

@@ -1,0 +1,157 @@
+"""Which reader reads a file a deployment gives, and the files of a deployment's folder.
+
+A file is read by its name first (requirements, lock files, pyproject.toml, setup.cfg/setup.py, Dockerfiles,
+compose files, shell scripts), then by what it holds (a start-up log, a `collect_env` or `pip list` paste, a
+Kubernetes manifest, a serve command line). In a folder, only files whose name or first bytes say they may
+declare an engine are read, at most MAX_FILES of them and MAX_DEPTH folders down, skipping version-control,
+virtual-environment and dependency folders."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ._containers import Found, from_dockerfile, from_script, from_yaml, script_settings
+from ._logs import looks_like_log, parse_log_text
+from ._packaging import from_pyproject, from_setup_cfg, from_setup_py
+from ._pastes import env_from_paste, from_paste
+from ._read import DeploymentError, _read_text
+from ._versions import file_kind, from_file
+
+MAX_FILES = 2000
+MAX_DEPTH = 8
+_SKIP = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", "__pycache__", "site-packages", ".tox",
+         ".nox", ".mypy_cache", ".pytest_cache", "dist", "build", ".cache", "third_party", "vendor"}
+_ENGINE_WORDS = re.compile(r"vllm|sglang", re.I)
+
+
+def kind_of(path: Path) -> str | None:
+    """The reader a file's name asks for; None when only its content can tell."""
+    name = path.name.lower()
+    if name in ("uv.lock", "poetry.lock") or re.fullmatch(r"pylock(\.[^.]+)?\.toml", name):
+        return "lock"
+    if name == "pyproject.toml":
+        return "pyproject"
+    if name == "setup.cfg":
+        return "setup.cfg"
+    if name == "setup.py":
+        return "setup.py"
+    if name in ("dockerfile", "containerfile") or name.startswith(("dockerfile.", "containerfile.")) \
+            or name.endswith((".dockerfile", ".containerfile")):
+        return "dockerfile"
+    if name.endswith((".yml", ".yaml")) or name.endswith((".yaml.tpl", ".yml.tpl")):
+        return "yaml"
+    if name.endswith((".sh", ".bash", ".slurm", ".sbatch", ".zsh")):
+        return "script"
+    if re.fullmatch(r"(.*[-_.])?(requirements|constraints)([-_.].*)?\.(txt|in)", name):
+        return "requirements"
+    return None
+
+
+def read_path(path: str | Path, packages: dict[str, str], notes: list[str], newest: dict[str, str],
+              in_folder: bool = False) -> Found:
+    """What one file or folder declares. A file given whose kind cannot be told is read as requirements, as
+    before; in a folder, such a file counts only as a log, a paste or a serve script."""
+    path = Path(path)
+    if path.is_dir():
+        return read_folder(path, packages, notes, newest)
+    kind = kind_of(path)
+    if kind in ("lock", "requirements"):
+        return Found(from_file(path, packages, notes))
+    if kind == "pyproject":
+        return Found(from_pyproject(path, packages, notes))
+    if kind == "setup.cfg":
+        return Found(from_setup_cfg(path, packages, notes))
+    if kind == "setup.py":
+        return Found(from_setup_py(path, packages, notes))
+    if kind == "dockerfile":
+        return from_dockerfile(path, packages, notes, newest)
+    if kind == "yaml":
+        return from_yaml(path, packages, notes, newest)
+    if kind == "script":
+        return from_script(path, packages, notes, newest)
+    return _by_content(path, packages, notes, newest, in_folder)
+
+
+def _by_content(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str],
+                in_folder: bool = False) -> Found:
+    """A file with no telling name: a start-up log, a paste of collect_env or pip list, a serve command line, a
+    Dockerfile or manifest by its first instruction, else requirements."""
+    text = _read_text(path)
+    found = Found()
+    pasted = from_paste(text, str(path), packages)
+    if pasted:
+        found.installed.extend(pasted)
+        env = env_from_paste(text)
+        if env:
+            from ._settings import Settings
+            found.settings.append(Settings(pasted[0].engine, f"{path} (environment)", env=env))
+    if looks_like_log(text):
+        settings = parse_log_text(text, str(path))
+        if settings.flags or settings.env:
+            found.settings.append(settings)
+        if settings.version and not pasted:
+            from ._versions import Installed
+            found.installed.append(Installed(settings.engine, settings.version, settings.origin, str(path),
+                                             _line(settings.origin)))
+        return found
+    if pasted:
+        return found
+    first = next((line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")), "")
+    if re.match(r"(?i)FROM\s+\S+", first):
+        return from_dockerfile(path, {**packages}, notes, newest)
+    if re.match(r"(apiVersion|kind|services|version|image):", first):
+        return from_yaml(path, packages, notes, newest)
+    serve = script_settings(text, str(path), {}, found.installed, newest, notes, path)
+    if serve:
+        with_image = {id(i.settings) for i in found.installed if i.settings is not None}
+        found.settings.extend(s for s in serve if id(s) not in with_image)
+        return found
+    return Found() if in_folder else Found(from_file(path, packages, notes))
+
+
+def _line(origin: str) -> int | None:
+    match = re.search(r":(\d+)$", origin)
+    return int(match.group(1)) if match else None
+
+
+def read_folder(root: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
+    """Every file of a folder that may declare an engine (see the module's docstring), read as `read_path` does.
+    A file that cannot be read is a note with its reason, not the end of the audit: the others still count."""
+    found = Found()
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith(".") and depth < MAX_DEPTH)
+        for name in sorted(files):
+            path = Path(folder) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            kind = kind_of(path)
+            if kind is None and not name.lower().endswith((".log", ".txt")):
+                continue
+            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg") and not _mentions_engine(path):
+                continue
+            seen += 1
+            if seen > MAX_FILES:
+                notes.append(f"{root}: more than {MAX_FILES} candidate files; the rest were not read")
+                return found
+            try:
+                one = read_path(path, packages, notes, newest, in_folder=True)
+            except DeploymentError as exc:
+                notes.append(f"not read: {exc}")
+                continue
+            found.installed.extend(one.installed)
+            found.settings.extend(one.settings)
+    return found
+
+
+def _mentions_engine(path: Path) -> bool:
+    """Whether the first MiB of a file names an engine (a cheap filter before parsing it)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError:
+        return False
+    return bool(_ENGINE_WORDS.search(head.decode("utf-8", "replace")))

@@ -1,0 +1,272 @@
+"""Engine requirements in Python packaging files: `pyproject.toml` (PEP 621 dependencies and extras, PEP 735
+dependency groups, Poetry dependencies and groups, uv's overrides, constraints and sources), `setup.cfg` and
+`setup.py`, read statically: setup.py is parsed (`ast`), never run; only literal lists, dicts and the module-level
+names bound to them are followed.
+
+A requirement pinned to one version (`==`) audits that release; a range (`>=0.9,<0.11`, Poetry's `^0.6.0`) or no
+version at all audits every tracked release in it (`Installed.specifier`)."""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from ._read import DeploymentError, _read_text
+from ._versions import Installed, _by_package, tomllib
+
+
+def requirement_found(text: str, where: str, path: Path, line: int, wanted: dict[str, str],
+                      notes: list[str]) -> Installed | None:
+    """The engine a PEP 508 requirement string names, pinned or as a range; None for another package. A string
+    that names an engine and cannot be read is a DeploymentError with its place."""
+    text = text.strip()
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        if any(re.match(rf"^{re.escape(p)}\b", text, re.I) for p in wanted):
+            raise DeploymentError(f"{where}: cannot read the requirement {text!r}: {exc}") from None
+        return None
+    engine = wanted.get(canonicalize_name(requirement.name))
+    if engine is None:
+        return None
+    if requirement.url:
+        notes.append(f"{where}: {requirement.name} comes from {requirement.url}, which has no release version; "
+                     "not audited")
+        return None
+    return from_specifier(engine, str(requirement.specifier), where, path, line)
+
+
+def from_specifier(engine: str, specifier: str, where: str, path: Path | None, line: int | None) -> Installed:
+    """One version when the specifier pins exactly one (`==0.9.1`, `===0.9.1`), else the range."""
+    parts = [p.strip() for p in specifier.split(",") if p.strip()]
+    if len(parts) == 1:
+        match = re.fullmatch(r"===?\s*([^*\s]+)", parts[0])
+        if match:
+            return Installed(engine, match.group(1), where, str(path) if path else None, line)
+    return Installed(engine, specifier, where, str(path) if path else None, line, specifier=specifier)
+
+
+def _line_of(lines: list[str], *needles: str, start: int = 0) -> int:
+    """The first line (1-based) at or after `start` holding every needle, else the first holding the first."""
+    for number in range(start, len(lines)):
+        if all(n in lines[number] for n in needles):
+            return number + 1
+    for number, text in enumerate(lines, 1):
+        if needles and needles[0] in text:
+            return number
+    return 1
+
+
+# --- pyproject.toml ----------------------------------------------------------------------------------------
+
+def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> list[Installed]:
+    if tomllib is None:
+        raise DeploymentError(f"{path}: reading pyproject.toml needs Python 3.11 or later (tomllib)")
+    text = _read_text(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DeploymentError(f"{path}: not valid TOML: {exc}") from None
+    lines = text.splitlines()
+    wanted = _by_package(packages)
+    found: list[Installed] = []
+
+    def strings(value, what: str) -> list[str]:
+        if not isinstance(value, list):
+            return []
+        return [v for v in value if isinstance(v, str)]
+
+    def add(requirement: str, what: str) -> None:
+        name = re.split(r"[\s\[<>=!~;@(]", requirement.strip(), maxsplit=1)[0]
+        line = _line_of(lines, f'"{requirement}', ) if f'"{requirement}' in text else _line_of(lines, name)
+        item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
+        if item is not None:
+            found.append(item)
+
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    for requirement in strings(project.get("dependencies"), "dependencies"):
+        add(requirement, "dependencies")
+    extras = project.get("optional-dependencies")
+    if isinstance(extras, dict):
+        for name, requirements in extras.items():
+            for requirement in strings(requirements, f"optional-dependencies.{name}"):
+                add(requirement, f"the extra {name}")
+    groups = data.get("dependency-groups")
+    if isinstance(groups, dict):
+        for name, requirements in groups.items():
+            for requirement in strings(requirements, f"dependency-groups.{name}"):
+                add(requirement, f"the group {name}")
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    uv = tool.get("uv") if isinstance(tool.get("uv"), dict) else {}
+    for key in ("override-dependencies", "constraint-dependencies", "dev-dependencies"):
+        for requirement in strings(uv.get(key), key):
+            add(requirement, f"tool.uv.{key}")
+    sources = uv.get("sources") if isinstance(uv.get("sources"), dict) else {}
+    for name, source in sources.items():
+        engine = wanted.get(canonicalize_name(name))
+        if engine is not None and isinstance(source, dict) and ({"git", "path", "url"} & set(source)):
+            kind = next(k for k in ("git", "path", "url") if k in source)
+            notes.append(f"{path}:{_line_of(lines, name, kind)}: {name} comes from a {kind} source "
+                         "(tool.uv.sources), which has no release version; what it pins is not what runs")
+    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    poetry_groups = poetry.get("group") if isinstance(poetry.get("group"), dict) else {}
+    tables += [g.get("dependencies") for g in poetry_groups.values() if isinstance(g, dict)]
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, spec in table.items():
+            engine = wanted.get(canonicalize_name(name))
+            if engine is None:
+                continue
+            line = _line_of(lines, name, "=")
+            where = f"{path}:{line}"
+            for one in spec if isinstance(spec, list) else [spec]:
+                if isinstance(one, dict):
+                    if {"git", "path", "url"} & set(one):
+                        notes.append(f"{where}: {name} comes from a git, path or url source; not audited")
+                        continue
+                    one = one.get("version")
+                if not isinstance(one, str):
+                    notes.append(f"{where}: {name} has no version constraint Poetry can read; not audited")
+                    continue
+                specifier = poetry_specifier(one)
+                if specifier is None:
+                    raise DeploymentError(f"{where}: cannot read the Poetry constraint {one!r} of {name}")
+                found.append(from_specifier(engine, specifier, where, path, line))
+    dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
+    if not found and {"dependencies", "optional-dependencies"} & set(dynamic):
+        notes.append(f"{path}: its dependencies are dynamic (project.dynamic): they are in setup.py or setup.cfg; "
+                     "give those, or the folder")
+    return found
+
+
+def poetry_specifier(constraint: str) -> str | None:
+    """A Poetry version constraint as a PEP 440 specifier: `^0.6.0` is `>=0.6.0,<0.7.0`, `~0.6` is
+    `>=0.6,<0.7`, a bare version is `==`, `*` is any; comma-separated parts are each converted. None when it
+    cannot be read (`||` alternatives)."""
+    if "||" in constraint or "|" in constraint:
+        return None
+    out = []
+    for part in (p.strip() for p in constraint.split(",")):
+        if not part or part == "*":
+            continue
+        match = re.fullmatch(r"([\^~])\s*(\d+(?:\.\d+)*)(.*)", part)
+        if match:
+            kind, base, rest = match.groups()
+            numbers = [int(n) for n in base.split(".")]
+            if kind == "^":
+                index = next((i for i, n in enumerate(numbers) if n != 0), len(numbers) - 1)
+            else:
+                index = 0 if len(numbers) == 1 else 1
+            upper = numbers[:index + 1]
+            upper[-1] += 1
+            out += [f">={base}{rest}", "<" + ".".join(map(str, upper))]
+        elif re.fullmatch(r"\d+(\.\d+)*([a-z]+\d*|\.post\d+)?", part):
+            out.append(f"=={part}")
+        elif re.fullmatch(r"(==|!=|>=|<=|>|<|~=)\s*\S+", part):
+            out.append(part.replace(" ", ""))
+        else:
+            return None
+    return ",".join(out)
+
+
+# --- setup.cfg and setup.py --------------------------------------------------------------------------------
+
+def from_setup_cfg(path: Path, packages: dict[str, str], notes: list[str]) -> list[Installed]:
+    text = _read_text(path)
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text, source=str(path))
+    except configparser.Error as exc:
+        raise DeploymentError(f"{path}: not a readable setup.cfg: {str(exc).splitlines()[0]}") from None
+    lines = text.splitlines()
+    wanted = _by_package(packages)
+    found = []
+    values = []
+    if parser.has_option("options", "install_requires"):
+        values.append(parser.get("options", "install_requires"))
+    if parser.has_section("options.extras_require"):
+        values += [parser.get("options.extras_require", k) for k in parser.options("options.extras_require")]
+    for value in values:
+        for requirement in (r.strip() for r in value.splitlines()):
+            if not requirement or requirement.startswith("#"):
+                continue
+            line = _line_of(lines, requirement)
+            item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
+            if item is not None:
+                found.append(item)
+    return found
+
+
+def from_setup_py(path: Path, packages: dict[str, str], notes: list[str]) -> list[Installed]:
+    """`install_requires` and `extras_require` of the `setup(...)` calls, as literals or module-level names bound
+    to literals (lists, tuples, dicts, `+` of lists); anything computed is a note, never run."""
+    text = _read_text(path)
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        raise DeploymentError(f"{path}:{line}: not Python that can be parsed: {getattr(exc, 'msg', exc)}") from None
+    names: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            names[node.target.id] = node.value
+    wanted = _by_package(packages)
+    found: list[Installed] = []
+
+    def literal_strings(node: ast.AST, depth: int = 0) -> list[tuple[str, int]] | None:
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Name) and node.id in names:
+            return literal_strings(names[node.id], depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out = []
+            for item in node.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    out.append((item.value, item.lineno))
+                else:
+                    return None
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = literal_strings(node.left, depth + 1), literal_strings(node.right, depth + 1)
+            return None if left is None or right is None else left + right
+        return None
+
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name != "setup":
+            continue
+        for keyword in call.keywords:
+            groups: list[ast.AST] = []
+            if keyword.arg == "install_requires":
+                groups = [keyword.value]
+            elif keyword.arg == "extras_require":
+                value = keyword.value
+                if isinstance(value, ast.Name) and value.id in names:
+                    value = names[value.id]
+                if isinstance(value, ast.Dict):
+                    groups = list(value.values)
+                else:
+                    notes.append(f"{path}:{keyword.value.lineno}: extras_require is computed; not read")
+                    continue
+            for group in groups:
+                strings = literal_strings(group)
+                if strings is None:
+                    notes.append(f"{path}:{group.lineno}: {keyword.arg} is computed, not a literal list; not read")
+                    continue
+                for requirement, line in strings:
+                    item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
+                    if item is not None:
+                        found.append(item)
+    return found
