@@ -56,9 +56,9 @@ def test_the_action_audits_writes_sarif_and_a_summary_and_exits_with_the_audit_c
 
 def test_the_pre_commit_hook_audits_the_lock_files_a_commit_touches(tmp_path):
     hook = next(h for h in HOOKS if h["id"] == "gotchas-audit")
-    assert hook["entry"] == "gotchas audit" and hook["pass_filenames"] is True
+    assert hook["entry"] == "gotchas audit --nothing-ok" and hook["pass_filenames"] is True
     for name in ("uv.lock", "poetry.lock", "pylock.toml", "pylock.prod.toml", "requirements.txt",
-                 "deploy/requirements-gpu.txt"):
+                 "deploy/requirements-gpu.txt", "pyproject.toml", "docker/Dockerfile", "compose.yaml"):
         assert re.search(hook["files"], name), name
     for name in ("README.md", "gotchas/ops-x.md", "uv.lock.bak", "src/requirements.py"):
         assert not re.search(hook["files"], name), name
@@ -72,3 +72,8 @@ def test_the_pre_commit_hook_audits_the_lock_files_a_commit_touches(tmp_path):
     targets = json.loads(done.stdout)["targets"]
     assert [(t["engine"], t["version"], t["origin"]) for t in targets] == [
         ("vllm", "0.10.0", "requirements.txt:1"), ("sglang", "0.5.10", "poetry.lock:2")]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy"]\n')
+    done = subprocess.run([sys.executable, "-m", "verifier", *hook["entry"].split()[1:], "pyproject.toml"],
+                          cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          timeout=300)
+    assert done.returncode == 0 and "nothing audited" in done.stdout  # a commit with no engine passes the hook

@@ -217,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--fail-on", choices=("holds", "unverified"), default="holds",
                        help="exit 1 when something bites (holds: 'bites' and 'bites only if', the default), or "
                             "also when an entry is unverified at the release (unverified)")
+    audit.add_argument("--nothing-ok", action="store_true",
+                       help="exit 0, not 4, when no engine version is found (for hooks that see only some files)")
     audit.add_argument("--format", choices=("text", "json", "markdown", "sarif"), default="text")
     audit.add_argument("--site-url", default="", metavar="URL", help="the published site, for a link to each entry")
     audit.set_defaults(run=run_audit)

@@ -130,5 +130,5 @@ def run_audit(args) -> int:
     result.notes[:0] = notes
     sys.stdout.write(audit.render(args.format, data, result, args.site_url))
     if not result.audited:
-        return EXIT_NOTHING_AUDITED
+        return EXIT_OK if args.nothing_ok else EXIT_NOTHING_AUDITED
     return EXIT_FINDINGS if audit.failing(result, args.fail_on) else EXIT_OK
