@@ -257,3 +257,40 @@ def test_a_range_is_audited_at_each_tracked_release_in_it(audit_cli, tmp_path):
     best_of = [g for g in target["gotchas"] if g["id"] == "api-best-of-silently-ignored-from-0-12"]
     assert best_of == []  # only from 0.12.0
     assert "audited at each of its" in " ".join(json.loads(out)["notes"])
+
+
+# --- spellings: argparse abbreviations and the code's aliases ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_kb():
+    from verifier import compiled
+    return compiled.compile_kb(Path(__file__).parents[1])
+
+
+def test_abbreviations_are_written_out_per_release(real_kb):
+    from verifier.audit import unabbreviated
+
+    given = deployment.parse_serve("python -m sglang.launch_server --model-path m --speculative-algo EAGLE "
+                                   "--mem-frac 0.8 --enable-m 1")
+    full = unabbreviated(real_kb, "sglang", "0.5.11", given)
+    assert full.flags["speculative_algorithm"] == "EAGLE" and "speculative_algo" not in full.flags
+    assert full.flags["mem_fraction_static"] == "0.8"
+    assert "enable_m" in full.flags  # the start of several flags: argparse refuses it, and so it stays unknown
+    assert unabbreviated(real_kb, "sglang", "0.5.11", None) is None
+
+
+def test_a_condition_meets_the_aliases_the_code_gives_its_flag(real_kb):
+    """A condition written on SGLang's --tp-size also reads `--tp` where the code has that alias (0.5.x)."""
+    from verifier.audit import MET, NOT_MET, evaluate
+    from verifier.model import Condition
+    from verifier.compiled import condition_to_json
+
+    data = {**condition_to_json(Condition("sglang", ("--tp-size",), values=("1",), negated=True)),
+            "confirmed": [], "defaults": {}, "spellings": ["--tensor-parallel-size", "--tp"]}
+    two = deployment.parse_serve("python -m sglang.launch_server --model-path m --tensor-parallel-size 2")
+    assert evaluate(data, "0.5.10", two)[0] == MET
+    one = deployment.parse_serve("python -m sglang.launch_server --model-path m --tp 1")
+    assert evaluate(data, "0.5.10", one)[0] == NOT_MET
+    members = [m for e in real_kb["entries"] for c in e["conditions"] for m in [c, *c["any"]] if m["flags"]]
+    tp = next(m for m in members if "--tp-size" in m["flags"] + m.get("spellings", []))
+    assert "--tensor-parallel-size" in tp["flags"] + tp["spellings"]  # the code's alias, read from the surface

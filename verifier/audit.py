@@ -195,6 +195,9 @@ def evaluate(data: dict, release: str, settings: Settings | None) -> tuple[str, 
         return UNDECIDED, [condition.describe()]
     if condition.given is not None:
         return _presence(condition, settings)
+    if data.get("spellings"):  # the aliases the code gives the flag (from the release surfaces)
+        from dataclasses import replace
+        condition = replace(condition, flags=(*condition.flags, *data["spellings"]))
     decided, why = decide(condition, release, set(data["confirmed"]), settings, data.get("defaults"))
     return decided, [why]
 
@@ -222,10 +225,36 @@ def _setting(condition: Condition, settings: Settings) -> tuple[object, bool]:
     return None, False
 
 
+def unabbreviated(kb: dict, engine: str, release: str, settings: Settings | None) -> Settings | None:
+    """The settings with each flag the release does not know by that spelling, but that is the start of exactly
+    one of its spellings, written out: both engines' parsers are argparse's, which takes a unique prefix
+    (`--speculative-algo` for `--speculative-algorithm`). Needs the release's recorded surface."""
+    if settings is None:
+        return None
+    surface = kb.get("surface", {}).get(engine) or {}
+    releases = kb["engines"][engine]["releases"]
+    if release not in releases or not _within(surface.get("recorded", []), releases.index(release)):
+        return settings
+    index = releases.index(release)
+    known = [key for key, runs in surface.get("flags", {}).items() if _within(runs, index)]
+    renamed = {}
+    for key in settings.flags:
+        if key in known or key in ("model", "model_tag") or len(key) < 2:
+            continue
+        candidates = [k for k in known if k.startswith(key)]
+        if len(candidates) == 1 and candidates[0] not in settings.flags:
+            renamed[key] = candidates[0]
+    if not renamed:
+        return settings
+    from dataclasses import replace
+    return replace(settings, flags={renamed.get(k, k): v for k, v in settings.flags.items()})
+
+
 def listed(kb: dict, engine: str, release: str, settings: Settings | None, ignore=frozenset()):
     """What an audit lists of one engine at one release with the given settings: (listed, dropped, changed,
     ignored): listed is (entry, group, words) in the KB's order; dropped (entry id, reason); changed and ignored
     are entry ids."""
+    settings = unabbreviated(kb, engine, release, settings)
     found, dropped, changed, ignored = [], [], [], []
     for entry in kb["entries"]:
         status = entry["statuses"].get(engine, {}).get(release)
@@ -320,7 +349,8 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     for target in result.targets:
         given = target.installed.settings or settings.get(target.installed.engine)
         if given is not None and target.release is not None:
-            result.notes.extend(unknown_settings(kb, target.installed.engine, target.release, given))
+            full = unabbreviated(kb, target.installed.engine, target.release, given)
+            result.notes.extend(unknown_settings(kb, target.installed.engine, target.release, full))
             result.notes.extend(n for n in given.notes if n not in result.notes)
     for key, given in settings.items():
         result.notes.extend(n for n in given.notes if n not in result.notes)

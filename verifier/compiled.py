@@ -82,7 +82,9 @@ def compile_kb(root: str | os.PathLike) -> dict:
                          and check.verdict == "holds"]
             return {**data, "confirmed": sorted(confirmed, key=_order),
                     "defaults": _surface_defaults(condition, surfaces[condition.engine],
-                                                  ledgers[condition.engine].versions())}
+                                                  ledgers[condition.engine].versions()),
+                    "spellings": _surface_spellings(condition, surfaces[condition.engine],
+                                                    ledgers[condition.engine].versions())}
 
         conditions = [compiled_condition(c) for c in entry.conditions]
         entries.append({
@@ -166,6 +168,22 @@ def _surface_defaults(condition: Condition, surfaces, versions: list[str]) -> di
             if default is not None:
                 found[version] = list(default)
     return found
+
+
+def _surface_spellings(condition: Condition, surfaces, versions: list[str]) -> list[str]:
+    """Every spelling the code of any recorded release gives the condition's flag (its aliases, `--no-X`), so that a
+    deployment's `-tp` meets a condition written on `--tensor-parallel-size`."""
+    from .surface.conditions import setting_item
+
+    if not condition.flags:
+        return []
+    found: set[str] = set()
+    for version in versions:
+        surface = surfaces.surface(version)
+        item = setting_item(condition, surface) if surface is not None else None
+        if item is not None:
+            found.update(s for s in item.spellings() if not s.startswith("--no-"))
+    return sorted(found - set(condition.flags))
 
 
 def _order(version: str):
