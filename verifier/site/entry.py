@@ -101,7 +101,7 @@ def build(b: Builder) -> None:
             "checks": [check_view(site, entry, check) for check in entry.checks],
             "transitions": transitions, "describe": history.describe_verdict,
             "edit_url": f"{site.edit_base}gotchas/{entry.id}.md" if site.edit_base else None,
-            "HOLDS": HOLDS, "max_markdown": MAX_MARKDOWN,
+            "HOLDS": HOLDS, "max_markdown": MAX_MARKDOWN, "severities": site.kb.severities,
         }
         b.pages.append(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
                             entry.sections.get("Symptom", entry.title)[:300]))

@@ -54,6 +54,9 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
             "introduced": entry.introduced.get(key), "fixed": entry.fixed.get(key),
             "conditions": conditions_view(site, entry, key, version),
         })
+    rank = {term: i for i, term in enumerate(site.kb.severities)}
+    for members in groups.values():  # the worst first, as audit ranks them; then the KB's order
+        members.sort(key=lambda item: rank.get(item["entry"].severity, len(rank)))
     sections = [{"status": status, "anchor": anchor, "heading": heading.format(name=view.engine.name, version=version),
                  "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
     context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
