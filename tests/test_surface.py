@@ -562,6 +562,25 @@ def test_a_written_default_the_code_contradicts_is_G502(kb, index, capsys):
     assert [r["code"] for r in json.loads(out) if r.get("code", "").startswith("G")] == ["G202"]
 
 
+def test_a_condition_on_a_flag_a_release_does_not_have_is_G503(kb, index, capsys):
+    (kb / "gotchas" / "ops-example.md").write_text(CONDITIONED)
+    run_cli(capsys, "verify", "--engine", "vllm")
+    missing = CONDITIONED.replace("    is: [fcfs]\n", "    is: [fcfs]\n  - any:\n      - flag: --not-a-flag\n"
+                                  "        set: true\n      - env: VLLM_NOT_READ\n        is: ['1']\n"
+                                  "      - env: HOME\n        set: true\n")
+    (kb / "gotchas" / "ops-example.md").write_text(missing)
+    code, out, err = run_cli(capsys, "check", "--engine", "vllm", "--format", "json")
+    problems = [r for r in json.loads(out) if r.get("code") == "G503"]
+    lines = missing.split("\n")
+    assert [p["line"] for p in problems] == [lines.index("      - flag: --not-a-flag") + 1,
+                                             lines.index("      - env: VLLM_NOT_READ") + 1]  # HOME is not vLLM's
+    assert "the flag --not-a-flag: vllm 0.1.0-0.2.0 does not have it" in problems[0]["message"]
+    bounded = missing.replace("  - any:\n", "  - since: 9.0.0\n    any:\n")
+    (kb / "gotchas" / "ops-example.md").write_text(bounded)
+    code, out, err = run_cli(capsys, "check", "--engine", "vllm", "--format", "json")
+    assert not [r for r in json.loads(out) if r.get("code") == "G503"]  # bounded to where it exists (none here)
+
+
 def test_audit_says_which_settings_the_release_does_not_have(kb, index, capsys):
     (kb / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)
     run_cli(capsys, "verify", "--engine", "vllm")

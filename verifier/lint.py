@@ -65,6 +65,8 @@ RULES: dict[str, str] = {
             "not exist in a release where the entry holds",
     "G502": "a condition's default differs from the default the code gives the setting (the release surface) in a "
             "release where the entry holds",
+    "G503": "a condition names a flag or engine variable that the code (the release surface) does not have in a "
+            "release where the condition applies and the entry holds",
 }
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")

@@ -71,7 +71,7 @@ def run_check(args) -> int:
 
 def _surface_diagnostics(kb, entries, args) -> list:
     """G501 (surface.lint) over the entries, from the committed ledger and surface files."""
-    from ..surface.lint import condition_problems, surface_problems
+    from ..surface.lint import condition_problems, condition_setting_problems, surface_problems
 
     ledger = Ledger(getattr(args, "ledger", None) or kb.root / DEFAULT_LEDGER_DIR)
     engines = sorted({e for entry in entries for e in entry.engines if e in kb.engines})
@@ -87,6 +87,7 @@ def _surface_diagnostics(kb, entries, args) -> list:
             path = Path(entry.file)
         found.extend(surface_problems(entry, path, ledgers, surfaces))
         found.extend(condition_problems(entry, ledgers, surfaces))
+        found.extend(condition_setting_problems(entry, ledgers, surfaces))
     return sorted(found, key=lambda d: (d.path, d.line, d.code))
 
 

@@ -120,7 +120,7 @@ def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]
     from .conditions import surface_default
 
     found = []
-    for condition in entry.conditions:
+    for condition in (s for c in entry.conditions for s in c.settings()):
         if condition.default is None or condition.computed:
             continue
         stored, ledger = surfaces.get(condition.engine), ledgers.get(condition.engine)
@@ -145,6 +145,42 @@ def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]
     return found
 
 
+SETTING_CODE = "G503"
+
+
+def condition_setting_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
+    """G503 for one entry: a condition on a flag or an engine variable (VLLM_..., SGLANG_...) that the code of a
+    release does not have, in releases where the condition (and its `any`) applies and the entry holds: no
+    deployment can set it there, so the condition should be bounded (`since`/`until`) to the releases that have
+    it. Request fields are not judged: an engine may accept a field it does not declare."""
+    found = []
+    conditions = [(top, c) for top in entry.conditions for c in ([top] if not top.any else top.any)]
+    for top, condition in conditions:
+        if condition.kind not in ("flag", "env") or condition.env and not condition.env.startswith(
+                {"vllm": ("VLLM_",), "sglang": ("SGLANG_", "SGL_")}.get(condition.engine, ("",))):
+            continue
+        line = condition.line
+        stored, ledger = surfaces.get(condition.engine), ledgers.get(condition.engine)
+        if stored is None or ledger is None:
+            continue
+        holds = [v for v in stored.versions() if top.applies(v) and condition.applies(v)
+                 and (r := ledger.entry(v, entry.id)) is not None and r.status == HOLDS]
+        lacking = [v for v in holds if not _has_setting(stored.surface(v), condition)]
+        if lacking:
+            word = {"flag": "flag", "env": "variable"}[condition.kind]
+            found.append(Diagnostic(entry.file, line, SETTING_CODE,
+                                    f"condition on the {word} {condition.setting}: {condition.engine} "
+                                    f"{_ranges(lacking, holds)} does not have it, where the entry holds; bound the "
+                                    f"condition (since/until) to the releases that have it"))
+    return found
+
+
+def _has_setting(surface: Surface, condition) -> bool:
+    if condition.kind == "flag":
+        return any(surface.flag(f) is not None for f in condition.flags)
+    return (ENV, condition.env) in surface.items
+
+
 def _ranges(versions: list[str], among: list[str]) -> str:
     """`0.8.0-0.9.2, 0.11.0` for versions, runs taken over the order of `among`."""
     index = {v: i for i, v in enumerate(among)}
@@ -157,4 +193,5 @@ def _ranges(versions: list[str], among: list[str]) -> str:
     return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
-__all__ = ["CODE", "CONDITION_CODE", "condition_problems", "mentions", "surface_problems"]
+__all__ = ["CODE", "CONDITION_CODE", "SETTING_CODE", "condition_problems", "condition_setting_problems", "mentions",
+           "surface_problems"]
