@@ -360,8 +360,10 @@ def test_done_when_vllm_0_10_0_lists_the_priority_gotcha_and_a_serve_line_drops_
     assert f"] {PRIORITY}:" not in out
     assert f"  {PRIORITY} (vllm 0.10.0): --scheduling-policy is priority (--serve)" in out
     code, out, _ = cli("--engine", "vllm==0.10.0", "--serve", "vllm serve Qwen/Qwen3-8B")
-    bites = out.split("  bites (")[1].split("  bites only if")[0]
-    assert f"] {PRIORITY}:" in bites  # the default fcfs, witnessed in 0.10.0: it bites
+    only_if = out.split("  bites only if (")[1]
+    # the default fcfs, from the surface of 0.10.0, meets the policy condition: only what clients send is left
+    assert f"] {PRIORITY}:" in only_if
+    assert "\n      only if requests send priority\n" in only_if.split(f"] {PRIORITY}:")[1].split("\n    [")[0]
 
 
 def test_the_real_sglang_entries_read_a_real_start_up_log(cli, tmp_path):
@@ -461,7 +463,7 @@ SARIF_MINIMAL = {
 def test_sarif_is_valid_and_points_at_the_pinning_line(cli, tmp_path):
     path = tmp_path / "requirements.txt"
     path.write_text("numpy==2.0.0\nvllm==0.10.0\n")
-    code, out, _ = cli("-r", str(path), "--format", "sarif", "--site-url", "https://gotchas.example")
+    code, out, _ = cli("-r", str(path), "--serve", "vllm serve m", "--format", "sarif", "--site-url", "https://gotchas.example")
     log = json.loads(out)
     jsonschema.validate(log, SARIF_MINIMAL, format_checker=jsonschema.FormatChecker())
     run_ = log["runs"][0]
@@ -473,7 +475,8 @@ def test_sarif_is_valid_and_points_at_the_pinning_line(cli, tmp_path):
     assert outage["level"] in ("error", "warning") and outage["properties"]["status"] != "unverified"
     assert outage["level"] == {"bites": "error", "bites only if": "warning"}[outage["properties"]["status"]]
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
-    assert {r["level"] for r in run_["results"]} <= {"error", "warning", "note"} and "error" in {r["level"] for r in run_["results"]}
+    # without a serve line the outage entries are "bites only if" (their conditions), so a warning, not an error
+    assert {r["level"] for r in run_["results"]} <= {"error", "warning", "note"} and "warning" in {r["level"] for r in run_["results"]}
     assert code == 1
 
 
@@ -482,20 +485,23 @@ def test_json_and_markdown(cli):
     data = json.loads(out)
     (target,) = data["targets"]
     priority = next(g for g in target["gotchas"] if g["id"] == PRIORITY)
-    assert priority["status"] == "bites only if" and priority["only_if"] == [_policy_default_at("0.10.0")]
+    assert priority["status"] == "bites only if"
+    assert priority["only_if"] == [_policy_default_at("0.10.0"), "requests send priority"]
     assert priority["workaround"].startswith("Start the server with")
     code, out, _ = cli("--engine", "vllm==0.10.0", "--format", "markdown")
     assert out.startswith("# Gotchas that apply to this deployment\n\n## vLLM 0.10.0\n")
-    assert f"| bites only if: {_policy_default_at('0.10.0')} | performance | `{PRIORITY}`:" in out
+    assert f"| bites only if: {_policy_default_at('0.10.0')}: requests send priority | performance | `{PRIORITY}`:" in out
 
 
 # --- the compiled KB and the installed wheel ----------------------------------------------------------------
 
 def test_the_compiled_kb_holds_conditions_with_the_releases_that_confirm_their_default(real_kb):
     entries = {e["id"]: e for e in real_kb["entries"]}
-    (policy,) = entries[PRIORITY]["conditions"]
-    assert policy["flags"] == ["--scheduling-policy"] and policy["default"] == "fcfs"
-    assert "0.10.0" in policy["confirmed"] and entries[PRIORITY]["statuses"]["vllm"]["0.8.0"] == "not-affected"
+    policy, sent = entries[PRIORITY]["conditions"]
+    # the default is the code's, from the release surface of each release (no `default`/`witness` written)
+    assert policy["flags"] == ["--scheduling-policy"] and policy["default"] is None
+    assert policy["defaults"]["0.10.0"][0] == "fcfs" and entries[PRIORITY]["statuses"]["vllm"]["0.8.0"] == "not-affected"
+    assert sent["kind"] == "any" and [m["request"] for m in sent["any"]] == ["priority", None]
     assert real_kb["skipped"] == []
     assert compiled.first_step("Do this:\n\n- first\n  step\n- second") == "Do this: first step"
 
