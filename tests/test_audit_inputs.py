@@ -294,3 +294,15 @@ def test_a_condition_meets_the_aliases_the_code_gives_its_flag(real_kb):
     members = [m for e in real_kb["entries"] for c in e["conditions"] for m in [c, *c["any"]] if m["flags"]]
     tp = next(m for m in members if "--tp-size" in m["flags"] + m.get("spellings", []))
     assert "--tensor-parallel-size" in tp["flags"] + tp["spellings"]  # the code's alias, read from the surface
+
+
+def test_a_docker_run_serve_line_gives_the_version_and_the_settings(audit_cli):
+    code, out, _ = audit_cli("--serve", "docker run --gpus all -e VLLM_API_KEY=k -p 8000:8000 "
+                             "vllm/vllm-openai:v0.11.0 --model m --enforce-eager", "--format", "json")
+    data = json.loads(out)
+    (target,) = data["targets"]
+    assert (target["engine"], target["version"], target["origin"]) == ("vllm", "0.11.0", "--serve")
+    dropped = {d["id"]: d["reason"] for d in data["dropped"]}
+    assert dropped["memory-cuda-graphs-outside-gpu-memory-utilization-budget"] == "--enforce-eager is true (--serve)"
+    code, out, err = audit_cli("--serve", "docker run nginx:1")
+    assert code == 2 and "runs no image" in err

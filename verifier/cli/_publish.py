@@ -95,18 +95,30 @@ def run_audit(args) -> int:
         settings: dict[str, deployment.Settings] = {}
         given = [deployment.parse_log(path) for path in args.serve_log]
         only = args.engines[0].partition("==")[0].strip().lower() if len(args.engines) == 1 else None
-        given += [deployment.parse_serve(line, only if only in packages else None) for line in args.serve]
+        newest = {key: engine["releases"][-1] for key, engine in data["engines"].items() if engine["releases"]}
+        from_images: list = []
+        for line in args.serve:
+            container = deployment.from_docker_run(line, "--serve", notes, newest)
+            if container is None:
+                given.append(deployment.parse_serve(line, only if only in packages else None))
+                continue
+            if not container.installed and not container.settings:
+                raise UsageError(f"--serve: the docker run line runs no image of {', '.join(packages)} and no serve "
+                                 "command")
+            given += [i.settings for i in container.installed if i.settings is not None] + container.settings
+            from_images += container.installed
         for found in given:
             if found.engine in settings:
                 raise UsageError(f"{found.origin}: a second set of {found.engine} settings "
                                  f"(after {settings[found.engine].origin}); audit one deployment at a time")
             settings[found.engine] = found
         installed = deployment.from_specs(args.engines, packages)
+        if not args.engines:  # the image of a `docker run` serve line names the version
+            installed += [i for i in from_images if i.engine in packages]
         if args.python:
             installed += deployment.from_python(args.python, packages)
         for path in args.requirements:
             installed += deployment.from_file(path, packages, notes)
-        newest = {key: engine["releases"][-1] for key, engine in data["engines"].items() if engine["releases"]}
         for path in args.files:  # files and folders of any kind the deployment declares itself in
             if not Path(path).exists():
                 raise UsageError(f"{path}: no such file or folder")
@@ -118,7 +130,7 @@ def run_audit(args) -> int:
                                  f"{settings[one.engine].origin}); give one with --serve to choose")
                     continue
                 settings[one.engine] = one
-        if not (args.engines or args.python or args.requirements or args.files):
+        if not (args.engines or args.python or args.requirements or args.files or from_images):
             logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
             installed = logged or deployment.from_environment(packages)
     except deployment.DeploymentError as exc:

@@ -13,7 +13,7 @@ file reader, in `_read`. This module is the surface callers import (`deployment.
 
 from __future__ import annotations
 
-from ._containers import Found
+from ._containers import Found, from_docker_run
 from ._find import read_path
 from ._logs import looks_like_log, parse_log, parse_log_text
 from ._pastes import env_from_paste, from_paste
@@ -22,6 +22,6 @@ from ._settings import UNKNOWN, Settings, boolean, flag_key, parse_serve, parse_
 from ._versions import Installed, file_kind, from_environment, from_file, from_python, from_specs
 
 __all__ = ["MAX_FILE_BYTES", "UNKNOWN", "DeploymentError", "EnvironmentFailed", "Found", "Installed", "Settings",
-           "boolean", "parse_tokens", "read_path",
+           "boolean", "from_docker_run", "parse_tokens", "read_path",
            "env_from_paste", "file_kind", "flag_key", "from_environment", "from_file", "from_paste", "from_python",
            "from_specs", "looks_like_log", "parse_log", "parse_log_text", "parse_serve"]

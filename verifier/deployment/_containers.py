@@ -595,6 +595,24 @@ def _container(mapping: _Y, path: Path, packages, notes, newest, found: Found) -
         found.settings.append(settings)
 
 
+def from_docker_run(command: str, origin: str, notes: list[str], newest: dict[str, str]) -> Found | None:
+    """A `docker run ... IMAGE ARGS` command line given as a serve line: the engine version from the image's tag,
+    its settings from what follows the image and `-e`. None when the line is not a docker run."""
+    text = re.sub(r"\\\r?\n", " ", command)
+    if not re.search(r"(^|\s)docker\s+run\s", text):
+        return None
+    images: list[Installed] = []
+    found = Found()
+    for settings in script_settings(text, f"{origin}:1", {}, images, newest, notes, None):
+        settings.origin = origin
+        if not any(i.settings is settings for i in images):
+            found.settings.append(settings)
+    for item in images:
+        from dataclasses import replace
+        found.installed.append(replace(item, origin=origin, line=None))
+    return found
+
+
 def from_script(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
     text = _read_text(path)
     found = Found()
