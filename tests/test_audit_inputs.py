@@ -208,8 +208,17 @@ def test_a_real_compose_file_and_a_real_helm_chart_give_their_settings():
 
 # --- the command ---------------------------------------------------------------------------------------------
 
+@pytest.fixture(scope="module")
+def compiled_kb():
+    from verifier import compiled
+    return compiled.compile_kb(Path(__file__).parents[1])
+
+
 @pytest.fixture
-def audit_cli(capsys):
+def audit_cli(capsys, monkeypatch, compiled_kb):
+    from verifier import compiled
+    monkeypatch.setattr(compiled, "load_packaged", lambda: compiled_kb)  # compiled once for the module
+
     def invoke(*args):
         code = main(["audit", *args])
         captured = capsys.readouterr()
@@ -262,9 +271,8 @@ def test_a_range_is_audited_at_each_tracked_release_in_it(audit_cli, tmp_path):
 # --- spellings: argparse abbreviations and the code's aliases ----------------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_kb():
-    from verifier import compiled
-    return compiled.compile_kb(Path(__file__).parents[1])
+def real_kb(compiled_kb):
+    return compiled_kb
 
 
 def test_abbreviations_are_written_out_per_release(real_kb):

@@ -482,15 +482,19 @@ def test_conditions_are_shown_on_the_entry_and_release_pages_and_in_json(real_si
     default and the claim that pins it; a release page says "Only if" beside it; its JSON carries them."""
     priority = "config-request-priority-ignored-under-fcfs"
     entry = (real_site / "entries" / priority / "index.html").read_text()
-    assert "--scheduling-policy is fcfs (default fcfs, pinned by the claim" in _text_of(entry)
-    assert 'href="#check-fcfs-default"' in entry and 'id="check-fcfs-default"' in entry
+    # the default comes from the release surface (no `default`/`witness` written), so the page names none
+    assert "--scheduling-policy is fcfs" in _text_of(entry)
+    assert "requests send priority or clients send the X-Vllm-Priority header" in _text_of(entry)
+    assert 'id="check-fcfs-default"' in entry
     release = (real_site / "engines" / "vllm" / "0.10.0" / "index.html").read_text()
     item = release[release.index(f'id="{priority}"'):]
     item = item[:item.index("</li>")]
-    assert "Only if: --scheduling-policy is fcfs (default fcfs)" in _text_of(item)
+    assert "Only if: --scheduling-policy is fcfs; requests send priority" in _text_of(item)
     data = json.loads((real_site / "api" / "entries" / f"{priority}.json").read_text())
-    assert data["conditions"] == [{"engine": "vllm", "kind": "flag", "flags": ["--scheduling-policy"], "env": None,
-                                   "request": None, "endpoint": None, "only_if": None,
-                                   "values": ["fcfs"], "negated": False, "default": "fcfs",
-                                   "witness": "fcfs-default", "since": None, "until": None, "any": []}]
+    policy, sent = data["conditions"]
+    assert {k: policy[k] for k in ("engine", "kind", "flags", "values", "negated", "default", "witness")} == {
+        "engine": "vllm", "kind": "flag", "flags": ["--scheduling-policy"], "values": ["fcfs"], "negated": False,
+        "default": None, "witness": None}
+    assert sent["kind"] == "any" and [(m["kind"], m["request"], m["only_if"], m["since"]) for m in sent["any"]] == [
+        ("request", "priority", None, None), ("only-if", None, "clients send the X-Vllm-Priority header", "0.28.0")]
     assert data["severity"] == "performance"
