@@ -82,7 +82,8 @@ print(json.dumps(verdict.to_json()))
 
 def lint_messages(kb_root, front: str) -> list[str]:
     """The diagnostics of VALID_ENTRY with its checks replaced by `front`'s."""
-    text = VALID_ENTRY.split("checks:\n")[0] + "checks:\n" + front + "---" + VALID_ENTRY.split("\n---", 1)[1]
+    text = (VALID_ENTRY.split("checks:\n")[0] + "checks:\n" + front + "severity: performance\n---"
+            + VALID_ENTRY.split("\n---", 1)[1])
     loaded = parse_entry(text.encode(), "ops-example.md", "ops-example")
     return [f"{d.code} {d.message}" for d in lint.lint(loaded, kb_module.load(kb_root))]
 

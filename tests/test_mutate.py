@@ -30,7 +30,7 @@ class ScheduleBatch:
 
 def entry_with(checks: str) -> str:
     start = VALID_ENTRY.index("checks:\n")
-    end = VALID_ENTRY.index("---\n\n## Symptom")
+    end = VALID_ENTRY.index("severity: performance\n---\n\n## Symptom")
     return VALID_ENTRY[:start] + "checks:\n" + checks + VALID_ENTRY[end:]
 
 

@@ -208,8 +208,9 @@ def _presence(condition: Condition, settings: Settings | None) -> tuple[str, lis
     if settings is None:
         return UNDECIDED, [words]
     value, found = _setting(condition, settings)
-    # On a command line a bare flag (None) is given; a start-up log writes a setting left alone as None.
-    given = found and not (settings.logged and value is None)
+    # On a command line a bare flag (None) is given; a start-up log writes a setting left alone as None; a boolean
+    # flag turned off (`--no-enable-lora`) is not given.
+    given = found and not (settings.logged and value is None) and value is not False
     met = given == condition.given
     shown = f"{condition.setting} is {'given' if given else 'not given'} ({settings.origin})"
     return (MET if met else NOT_MET), [shown]
