@@ -40,15 +40,22 @@ def main() -> None:
         after = json.loads(out_a)
         listings[folder.name] = after
         gotchas = [g for t in after["targets"] for g in t["gotchas"]]
-        rows.append((folder.name, code_b, versions_b, listed_b, code_a,
+        # Before, typed by hand: the older command given the versions after found (pins only), no settings.
+        by_hand = []
+        for t in after["targets"]:
+            if t["release"] and not t["range"]:
+                code_h, out_h = run(before_root, ["--engine", f"{t['engine']}=={t['release']}", "--format", "json"])
+                by_hand.append(sum(len(x["gotchas"]) for x in json.loads(out_h)["targets"]))
+        rows.append((folder.name, code_b, versions_b, listed_b, sum(by_hand) if by_hand else "-", code_a,
                      [f"{t['engine']} {t['version']}" for t in after["targets"] if t["release"]],
                      sum(g["status"] == "bites" for g in gotchas), sum(g["status"] == "bites only if" for g in gotchas),
                      len(after["dropped"])))
     if want_json:
         print(json.dumps(listings, indent=1))
         return
-    print("| deployment | before: exit | versions | listed | after: exit | versions | bites | only if | dropped |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| deployment | before: exit | versions | listed | before, versions typed by hand: listed | after: exit | "
+          "versions | bites | only if | dropped |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(", ".join(x) if isinstance(x, list) else str(x) for x in row) + " |")
 

@@ -314,3 +314,23 @@ def test_a_docker_run_serve_line_gives_the_version_and_the_settings(audit_cli):
     assert dropped["memory-cuda-graphs-outside-gpu-memory-utilization-budget"] == "--enforce-eager is true (--serve)"
     code, out, err = audit_cli("--serve", "docker run nginx:1")
     assert code == 2 and "runs no image" in err
+
+
+def test_a_range_with_settings_says_what_they_spare(audit_cli, tmp_path):
+    (tmp_path / "requirements.txt").write_text("vllm>=0.11,<0.12\n")
+    code, out, _ = audit_cli(str(tmp_path / "requirements.txt"), "--serve", "vllm serve m --enforce-eager",
+                             "--format", "json")
+    data = json.loads(out)
+    (target,) = data["targets"]
+    dropped = {d["id"]: d for d in data["dropped"]}
+    assert dropped["memory-cuda-graphs-outside-gpu-memory-utilization-budget"]["release"] == target["releases"][-1]
+    assert "memory-cuda-graphs-outside-gpu-memory-utilization-budget" not in {g["id"] for g in target["gotchas"]}
+
+
+def test_a_pasted_flag_list_is_the_folders_engines(tmp_path):
+    found, _ = read(DATA / "sglang-issue-25673")  # serve.txt: flags only, one per line; check_env names SGLang
+    (settings,) = [s for s in found.settings if s.flags]
+    assert settings.engine == "sglang" and settings.flags["tp"] == "8" and settings.flags["speculative_algo"] == "EAGLE"
+    (tmp_path / "flags.txt").write_text("--tp 2\n--enable-metrics\n")
+    found, notes = read(tmp_path)
+    assert found.settings == [] and "declares no engine" in notes[0]

@@ -396,11 +396,17 @@ def _audit_range(kb: dict, item: Installed, given, ignore, result: Audit) -> Non
     result.targets.append(Target(item, releases[-1], note, tuple(releases)))
     result.notes.append(f"{engine['name']} {note} ({item.origin})")
     merged: dict[str, list] = {}
+    spared: dict[str, tuple[str, str]] = {}
     for release in releases:
         found, dropped, _changed, ignored = listed(kb, item.engine, release, given, ignore)
-        result.ignored.extend(ignored)
+        result.ignored.extend(i for i in ignored if i not in result.ignored)
         for entry, group, words in found:
             merged.setdefault(entry["id"], []).append((release, entry, group, words))
+        for entry_id, why in dropped:
+            spared[entry_id] = (release, why)  # the newest release of the range where the settings spare it
+    for entry_id, (release, why) in spared.items():
+        if entry_id not in merged:  # spared in every release of the range where it would bite
+            result.dropped.append(Dropped(item.engine, release, entry_id, why))
     worst = {BITES: 0, ONLY_IF: 1, UNVERIFIED: 2}
     for entry_id, hits in merged.items():
         release, entry, _, words = hits[-1]

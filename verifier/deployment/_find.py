@@ -56,6 +56,13 @@ def read_path(path: str | Path, packages: dict[str, str], notes: list[str], newe
     path = Path(path)
     if path.is_dir():
         return read_folder(path, packages, notes, newest)
+    if not in_folder:
+        return _name_flag_lists(_read_file(path, packages, notes, newest, in_folder), notes)
+    return _read_file(path, packages, notes, newest, in_folder)
+
+
+def _read_file(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str],
+               in_folder: bool) -> Found:
     kind = kind_of(path)
     if kind in ("lock", "requirements"):
         return Found(from_file(path, packages, notes))
@@ -103,12 +110,32 @@ def _by_content(path: Path, packages: dict[str, str], notes: list[str], newest: 
         return from_dockerfile(path, {**packages}, notes, newest)
     if re.match(r"(apiVersion|kind|services|version|image):", first):
         return from_yaml(path, packages, notes, newest)
+    flags = _bare_flags(text, str(path))
+    if flags is not None:
+        found.settings.append(flags)
+        return found
     serve = script_settings(text, str(path), {}, found.installed, newest, notes, path)
     if serve:
         with_image = {id(i.settings) for i in found.installed if i.settings is not None}
         found.settings.extend(s for s in serve if id(s) not in with_image)
         return found
     return Found() if in_folder else Found(from_file(path, packages, notes))
+
+
+def _bare_flags(text: str, name: str):
+    """A file that is nothing but engine flags (`--tp 8` per line, as issue reports paste them): the settings of
+    an engine to be named by the folder's one engine (`engine` is empty until then); None for any other text."""
+    from ._settings import parse_tokens
+
+    lines = [line.strip().rstrip("\\").strip() for line in text.splitlines() if line.strip()]
+    if not lines or len(lines) > 500 or not all(re.match(r"--?[A-Za-z][\w.-]*(\s|=|$)", line) for line in lines):
+        return None
+    try:
+        import shlex
+        tokens = shlex.split(" ".join(lines))
+    except ValueError:
+        return None
+    return parse_tokens(tokens, "", f"{name}:1")
 
 
 def _line(origin: str) -> int | None:
@@ -131,7 +158,8 @@ def read_folder(root: Path, packages: dict[str, str], notes: list[str], newest: 
             kind = kind_of(path)
             if kind is None and not name.lower().endswith((".log", ".txt")):
                 continue
-            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg") and not _mentions_engine(path):
+            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg") and not _mentions_engine(path) \
+                    and not (kind is None and _starts_with_a_flag(path)):
                 continue
             seen += 1
             if seen > MAX_FILES:
@@ -144,7 +172,32 @@ def read_folder(root: Path, packages: dict[str, str], notes: list[str], newest: 
                 continue
             found.installed.extend(one.installed)
             found.settings.extend(one.settings)
+    return _name_flag_lists(found, notes)
+
+
+def _name_flag_lists(found: Found, notes: list[str]) -> Found:
+    """A bare flag list is the folder's engine's, when the folder declares exactly one engine."""
+    engines = sorted({i.engine for i in found.installed} | {s.engine for s in found.settings if s.engine})
+    kept = []
+    for settings in found.settings:
+        if settings.engine:
+            kept.append(settings)
+        elif len(engines) == 1:
+            settings.engine = engines[0]
+            kept.append(settings)
+        else:
+            notes.append(f"{settings.origin}: a list of flags, and the folder declares "
+                         f"{'no engine' if not engines else 'several engines'}; not read")
+    found.settings = kept
     return found
+
+
+def _starts_with_a_flag(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(64).lstrip().startswith(b"-")
+    except OSError:
+        return False
 
 
 def _mentions_engine(path: Path) -> bool:
