@@ -212,6 +212,10 @@ def test_show_says_when_the_gotcha_bites_with_default_witness_and_bounds(kb_root
     code, out, err = run_cli(capsys, "show", "ops-example")
     assert code == 0, err
     assert "  bites only if --scheduling-policy is fcfs (default fcfs, pinned by check zero; since 0.9.2)" in out
+    assert "  severity performance; scheme ops;" in out
+    (kb_root / "gotchas" / "ops-example.md").write_text(with_when("when:\n  - request: priority\n"))
+    code, out, err = run_cli(capsys, "show", "ops-example")
+    assert "  bites only if requests send priority\n" in out  # no default to speak of
 
 
 def _compiled(condition: Condition, defaults: dict | None = None) -> dict:

@@ -29,7 +29,8 @@ def show_records(kb, entry, ledger, engine_filter=None) -> list[dict]:
 def show_entry(kb, entry, ledger, engine_filter=None) -> str:
     from .. import history
 
-    out = [f"{entry.id}: {entry.title}", f"  scheme {entry.scheme}; concepts {', '.join(entry.concepts)}"]
+    out = [f"{entry.id}: {entry.title}",
+           f"  severity {entry.severity or 'none'}; scheme {entry.scheme}; concepts {', '.join(entry.concepts)}"]
     if entry.withdrawn:
         out.append(f"  withdrawn on {entry.withdrawn}")
     for engine in entry.engines:
@@ -47,9 +48,12 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
                                                  if v))
         for condition in (c for c in entry.conditions if c.engine == engine):
             span = ", ".join(f"{k} {v}" for k, v in (("since", condition.since), ("until", condition.until)) if v)
-            out.append(f"  bites only if {condition.describe()} (default {condition.default_text}"
-                       + (f", pinned by check {condition.witness}" if condition.witness else "")
-                       + (f"; {span}" if span else "") + ")")
+            # A written default, else the code's at each release (`gotchas surface`); what clients send has none.
+            said = [f"default {condition.default_text}" + (f", pinned by check {condition.witness}"
+                                                           if condition.witness else "")] \
+                if condition.default is not None else []
+            said += [span] if span else []
+            out.append(f"  bites only if {condition.describe()}" + (f" ({'; '.join(said)})" if said else ""))
         if not statuses:
             continue
         latest_version, latest = statuses[-1]
