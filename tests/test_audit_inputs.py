@@ -334,3 +334,16 @@ def test_a_pasted_flag_list_is_the_folders_engines(tmp_path):
     (tmp_path / "flags.txt").write_text("--tp 2\n--enable-metrics\n")
     found, notes = read(tmp_path)
     assert found.settings == [] and "declares no engine" in notes[0]
+
+
+def test_fail_on_bites_ignores_what_depends_on_clients(audit_cli):
+    # an SGLang line that makes nothing bite for sure, but leaves 'bites only if' entries
+    serve = ("python -m sglang.launch_server --model-path m --enable-metrics --enable-cache-report "
+             "--watchdog-timeout 900 --schedule-policy fcfs --cuda-graph-max-bs 64 --disaggregation-mode prefill")
+    code, out, _ = audit_cli("--engine", "sglang==0.5.23", "--serve", serve, "--format", "json")
+    (target,) = json.loads(out)["targets"]
+    assert code == 1 and {g["status"] for g in target["gotchas"]} == {"bites only if"}
+    assert audit_cli("--engine", "sglang==0.5.23", "--serve", serve, "--fail-on", "bites")[0] == 0
+    code, _, _ = audit_cli("--engine", "sglang==0.5.23", "--serve", serve.replace(" --cuda-graph-max-bs 64", ""),
+                           "--fail-on", "bites")
+    assert code == 1  # the decode CUDA graphs sized by GPU memory bite when the flag is left alone

@@ -455,7 +455,9 @@ def _where_else(runs: list | None, releases: list[str]) -> str:
 
 
 def failing(result: Audit, fail_on: str) -> bool:
-    groups = (BITES, ONLY_IF) if fail_on == HOLDS else GROUPS
+    """`bites`: only what the deployment's settings make bite; `holds` (the default): also 'bites only if';
+    `unverified`: also entries unverified at the release."""
+    groups = (BITES,) if fail_on == "bites" else (BITES, ONLY_IF) if fail_on == HOLDS else GROUPS
     return any(f.group in groups for f in result.findings)
 
 

@@ -214,9 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "knowledge base the installation ships")
     audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="do not report this entry "
                                                                                    "(repeatable)")
-    audit.add_argument("--fail-on", choices=("holds", "unverified"), default="holds",
-                       help="exit 1 when something bites (holds: 'bites' and 'bites only if', the default), or "
-                            "also when an entry is unverified at the release (unverified)")
+    audit.add_argument("--fail-on", choices=("bites", "holds", "unverified"), default="holds",
+                       help="exit 1 when something bites (holds: 'bites' and 'bites only if', the default), only "
+                            "when the deployment's settings make it bite (bites), or also when an entry is "
+                            "unverified at the release (unverified)")
     audit.add_argument("--nothing-ok", action="store_true",
                        help="exit 0, not 4, when no engine version is found (for hooks that see only some files)")
     audit.add_argument("--format", choices=("text", "json", "markdown", "sarif"), default="text")
