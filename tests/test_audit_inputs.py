@@ -203,6 +203,7 @@ def test_a_real_compose_file_and_a_real_helm_chart_give_their_settings():
     found, notes = read(DATA / "gh-vllm-project-production-stack")
     (item,) = found.installed
     assert item.settings.flags["gpu_memory_utilization"] == "0.8" and item.settings.flags["max_model_len"] == "4096"
+    assert item.settings.flags["enable_lora"] is None  # the model's enableLoRA: the chart passes --enable-lora
     assert any("the tag latest" in n for n in notes)
 
 
@@ -325,6 +326,19 @@ def test_a_range_with_settings_says_what_they_spare(audit_cli, tmp_path):
     dropped = {d["id"]: d for d in data["dropped"]}
     assert dropped["memory-cuda-graphs-outside-gpu-memory-utilization-budget"]["release"] == target["releases"][-1]
     assert "memory-cuda-graphs-outside-gpu-memory-utilization-budget" not in {g["id"] for g in target["gotchas"]}
+
+
+def test_two_launch_scripts_of_one_version_are_two_deployments(audit_cli):
+    code, out, _ = audit_cli(str(DATA / "gh-marieai-marie-ai"), "--format", "json")
+    data = json.loads(out)
+    origins = sorted(t["origin"].rsplit("/", 1)[1] for t in data["targets"])
+    assert origins == ["sglang-qwenvl_2_5_vl_adapter.sh:1", "sglang-qwq-x8.sh:1"]
+    listed = {t["origin"].rsplit("/", 1)[1]: {g["id"] for g in t["gotchas"]} for t in data["targets"]}
+    # the adapter script runs LoRA on one GPU; the QwQ one runs --tp 2 and no LoRA: each gets its own answer
+    assert "perf-sglang-lora-turns-off-prefill-cuda-graph" in listed["sglang-qwenvl_2_5_vl_adapter.sh:1"]
+    assert "perf-sglang-lora-turns-off-prefill-cuda-graph" not in listed["sglang-qwq-x8.sh:1"]
+    assert "memory-tp-free-memory-imbalance-fails-startup" in listed["sglang-qwq-x8.sh:1"]
+    assert "memory-tp-free-memory-imbalance-fails-startup" not in listed["sglang-qwenvl_2_5_vl_adapter.sh:1"]
 
 
 def test_a_pasted_flag_list_is_the_folders_engines(tmp_path):

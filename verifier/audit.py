@@ -302,18 +302,16 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     result = Audit()
     seen = set()
     # One version read in several places (a pyproject.toml pin and the Dockerfile's image) is audited once, with
-    # the settings of the place that declares some (the container that runs it).
-    declaring = {}
-    for item in installed:
-        declaring.setdefault((item.engine, item.version, item.specifier), item if item.settings is not None else None)
-        if item.settings is not None and declaring[(item.engine, item.version, item.specifier)] is None:
-            declaring[(item.engine, item.version, item.specifier)] = item
+    # the settings of the place that declares some (the container that runs it); two containers that run it with
+    # their own settings (two launch scripts) are two deployments, each audited.
+    with_settings = {(i.engine, i.version, i.specifier) for i in installed if i.settings is not None}
     for item in installed:
         key = (item.engine, item.version, item.specifier)
-        if item.engine not in kb["engines"] or key in seen:
+        if item.settings is None and key in with_settings:
             continue
-        seen.add(key)
-        item = declaring.get(key) or item
+        if item.engine not in kb["engines"] or (key, id(item.settings)) in seen:
+            continue
+        seen.add((key, id(item.settings)))
         engine = kb["engines"][item.engine]
         given = item.settings if item.settings is not None else settings.get(item.engine)
         if item.specifier is not None:

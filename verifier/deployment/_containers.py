@@ -493,7 +493,9 @@ def _text_list(node: _Y | None, where: str) -> list[str] | None:
 
 
 def _camel_flag(name: str) -> str:
-    return "--" + re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", name).lower()
+    """`maxModelLen` is `--max-model-len`; an acronym stays one word (`enableLoRA` is `--enable-lora`)."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z][a-z]*(?:[A-Z](?![a-z]))+", name.replace("LoRA", "Lora"))
+    return "--" + "-".join(w.lower() for w in words)
 
 
 def _chart_model(mapping: _Y, path: Path, notes, newest, found: Found) -> bool:
@@ -510,6 +512,8 @@ def _chart_model(mapping: _Y, path: Path, notes, newest, found: Found) -> bool:
     tokens: list[str] = []
     if "modelURL" in fields and isinstance(fields["modelURL"].value, str):
         tokens.append(fields["modelURL"].value)
+    if "enableLoRA" in fields and str(fields["enableLoRA"].value).lower() == "true":
+        tokens.append("--enable-lora")  # the chart's template turns the model's enableLoRA into the flag
     config = fields.get("vllmConfig")
     if config is not None and isinstance(config.value, dict):
         for key, value in config.value.items():
