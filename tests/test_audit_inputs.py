@@ -361,3 +361,13 @@ def test_fail_on_bites_ignores_what_depends_on_clients(audit_cli):
     code, _, _ = audit_cli("--engine", "sglang==0.5.23", "--serve", serve.replace(" --cuda-graph-max-bs 64", ""),
                            "--fail-on", "bites")
     assert code == 1  # the decode CUDA graphs sized by GPU memory bite when the flag is left alone
+
+
+def test_a_value_the_release_refuses_is_noted_with_its_choices(audit_cli):
+    code, out, _ = audit_cli(str(DATA / "gh-marieai-marie-ai"))
+    assert ("--lora-backend flashinfer is not one of its choices in SGLang 0.5.23 (triton, csgmv, ascend, "
+            "torch_native, triton_v2): the engine refuses to start") in out
+    code, out, _ = audit_cli("--engine", "vllm==0.10.0", "--serve", "vllm serve m --dtype bfloat16 --kv-cache-dtype fp8")
+    assert "choices" not in out
+    code, out, _ = audit_cli("--engine", "vllm==0.10.0", "--serve", "vllm serve m --kv-cache-dtype nvfp4")
+    assert "--kv-cache-dtype nvfp4 is not one of its choices in vLLM 0.10.0" in out

@@ -436,6 +436,12 @@ def unknown_settings(kb: dict, engine: str, release: str, settings: Settings) ->
             spelt = "--" + key.replace("_", "-")
             where = _where_else(runs, releases)
             notes.append(f"{settings.origin}: {spelt} is not a flag of {name} {release}{where}")
+            continue
+        value = settings.flags[key]
+        allowed = next((c for r, c in surface.get("choices", {}).get(key, []) if _within(r, index)), None)
+        if allowed and isinstance(value, str) and "$" not in value and value not in allowed:
+            notes.append(f"{settings.origin}: --{key.replace('_', '-')} {value} is not one of its choices in {name} "
+                         f"{release} ({', '.join(allowed)}): the engine refuses to start")
     for variable in settings.env:
         if not variable.startswith(prefixes):
             continue

@@ -133,16 +133,21 @@ def _spellings(surfaces, versions: list[str]) -> dict:
     recorded = [i for i, v in enumerate(versions) if v in surfaces.releases]
     flags: dict[str, list[int]] = {}
     env: dict[str, list[int]] = {}
+    choices: dict[str, dict[tuple, list[int]]] = {}  # spelling -> its choices -> the releases with them
     for index in recorded:
         surface = surfaces.surface(versions[index])
         for item in surface.items.values():
             if item.kind == FLAG:
                 for spelling in item.spellings():
                     flags.setdefault(flag_key(spelling), []).append(index)
+                    if item.choices:
+                        choices.setdefault(flag_key(spelling), {}).setdefault(tuple(item.choices), []).append(index)
             elif item.kind == ENV:
                 env.setdefault(item.name, []).append(index)
     return {"recorded": _runs(recorded), "flags": {k: _runs(v) for k, v in sorted(flags.items())},
-            "env": {k: _runs(v) for k, v in sorted(env.items())}} if recorded else {}
+            "env": {k: _runs(v) for k, v in sorted(env.items())},
+            "choices": {k: [[_runs(v), list(c)] for c, v in by.items()] for k, by in sorted(choices.items())}} \
+        if recorded else {}
 
 
 def _runs(indices: list[int]) -> list[list[int]]:
