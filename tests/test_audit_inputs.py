@@ -196,6 +196,15 @@ def test_real_deployments_give_their_versions(slug, expected):
     assert versions(found) == expected
 
 
+def test_a_real_script_keeps_a_json_valued_argument_whole():
+    found, notes = read(DATA / "gh-alan-turing-institute-t0-1")
+    first = found.settings[0]  # scripts/serve_qwen_with_tools.sh: continuation lines, a JSON value in quotes
+    assert json.loads(first.flags["rope_scaling"]) == {"factor": 4, "original_max_position_embeddings": 32768,
+                                                       "rope_type": "yarn"}
+    assert first.flags["tool_call_parser"] == "hermes" and first.env == {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    assert len(found.settings) == 2 and found.settings[1].flags["tool_call_parser"] == "openai"  # the second script
+
+
 def test_a_real_compose_file_and_a_real_helm_chart_give_their_settings():
     found, _ = read(DATA / "gh-perpetue237-agentsculptor")
     (settings,) = found.settings  # the image tag `gptoss` is no version
@@ -371,3 +380,20 @@ def test_a_value_the_release_refuses_is_noted_with_its_choices(audit_cli):
     assert "choices" not in out
     code, out, _ = audit_cli("--engine", "vllm==0.10.0", "--serve", "vllm serve m --kv-cache-dtype nvfp4")
     assert "--kv-cache-dtype nvfp4 is not one of its choices in vLLM 0.10.0" in out
+
+
+def test_two_serve_scripts_of_a_pinned_version_are_two_deployments(audit_cli, tmp_path):
+    (tmp_path / "requirements.txt").write_text("vllm==0.10.0\n")
+    (tmp_path / "a.sh").write_text("vllm serve m --enforce-eager\n")
+    (tmp_path / "b.sh").write_text("vllm serve m --max-loras 4 --enable-lora\n")
+    code, out, _ = audit_cli(str(tmp_path), "--format", "json")
+    data = json.loads(out)
+    assert [(t["version"], t["settings"].rsplit("/", 1)[1]) for t in data["targets"]] == [
+        ("0.10.0", "a.sh:1"), ("0.10.0", "b.sh:1")]
+    by = {t["settings"].rsplit("/", 1)[1]: {g["id"] for g in t["gotchas"]} for t in data["targets"]}
+    assert "memory-cuda-graphs-outside-gpu-memory-utilization-budget" in by["b.sh:1"] - by["a.sh:1"]
+    code, out, _ = audit_cli(str(tmp_path), "--serve", "vllm serve m", "--format", "json")
+    data = json.loads(out)  # a serve line given on the command line wins over the files'
+    (target,) = data["targets"]
+    assert "memory-cuda-graphs-outside-gpu-memory-utilization-budget" in {g["id"] for g in target["gotchas"]}
+    assert any("not used (audited with --serve)" in n for n in data["notes"])

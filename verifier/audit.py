@@ -355,6 +355,7 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
         result.notes.extend(n for n in given.notes if n not in result.notes)
         if not any(t.installed.engine == key for t in result.targets):
             result.notes.append(f"{given.origin}: settings of {key}, which no audited version is of")
+    result.notes = list(dict.fromkeys(result.notes))  # one version run by two serve lines says its note once
     return result
 
 
@@ -523,6 +524,15 @@ def where_words(kb: dict, target: Target, f: Finding) -> str | None:
     return f"in {spans(f.releases, kb['engines'][f.engine]['releases'])} only"
 
 
+def _origins(target: Target) -> str:
+    """Where the version was read, and where its settings were when elsewhere (`pyproject.toml:3, run by
+    serve.sh:2`)."""
+    settings = target.installed.settings
+    if settings is not None and settings.origin != target.installed.origin:
+        return f"{target.installed.origin}, run by {settings.origin}"
+    return target.installed.origin
+
+
 def text(kb: dict, result: Audit, site_url: str = "") -> str:
     from .report import terminal
 
@@ -530,7 +540,7 @@ def text(kb: dict, result: Audit, site_url: str = "") -> str:
     for target, name, found in _by_target(kb, result):
         shown = target.installed.version if target.installed.version == target.release or len(target.releases) > 1 \
             else f"{target.installed.version} (audited as {target.release})"
-        out.append(f"{name} {shown} ({target.installed.origin}): {headline(kb, target, found)}")
+        out.append(f"{name} {shown} ({_origins(target)}): {headline(kb, target, found)}")
         for group in GROUPS:
             members = [f for f in found if f.group == group]
             if not members:
@@ -581,6 +591,7 @@ def as_json(kb: dict, result: Audit, site_url: str = "") -> str:
             "engine": t.installed.engine, "version": t.installed.version, "release": t.release,
             "releases": list(t.releases), "range": t.installed.specifier,
             "origin": t.installed.origin, "note": t.note,
+            "settings": t.installed.settings.origin if t.installed.settings is not None else None,
             "upgrade": {"to": t.upgrade.to, "clears": list(t.upgrade.clears), "brings": list(t.upgrade.brings)}
             if t.upgrade else None,
             "gotchas": [_finding_json(kb, t, f, site_url) for f in result.findings if f.installed == t.installed],
@@ -602,6 +613,7 @@ def markdown(kb: dict, result: Audit, site_url: str = "") -> str:
         out.append(f"## {name} {_md(target.installed.version)}" + (
             f" (audited as {target.release})" if target.release != target.installed.version
             and len(target.releases) <= 1 else ""))
+        out += ["", f"From {_md(_origins(target))}."]
         out.append("")
         out += [_md(headline(kb, target, found)[0].upper() + headline(kb, target, found)[1:]) + ".", ""]
         if not found:
