@@ -300,8 +300,8 @@ def test_abbreviations_are_written_out_per_release(real_kb):
 def test_a_condition_meets_the_aliases_the_code_gives_its_flag(real_kb):
     """A condition written on SGLang's --tp-size also reads `--tp` where the code has that alias (0.5.x)."""
     from verifier.audit import MET, NOT_MET, evaluate
-    from verifier.model import Condition
     from verifier.compiled import condition_to_json
+    from verifier.model import Condition
 
     data = {**condition_to_json(Condition("sglang", ("--tp-size",), values=("1",), negated=True)),
             "confirmed": [], "defaults": {}, "spellings": ["--tensor-parallel-size", "--tp"]}

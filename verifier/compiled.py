@@ -36,7 +36,8 @@ class CompiledKBError(Exception):
 
 def compile_kb(root: str | os.PathLike) -> dict:
     """The compiled KB of a checkout: its entries (lint-clean ones only) and its ledger."""
-    from . import kb as kb_module, lint
+    from . import kb as kb_module
+    from . import lint
     from .entries import load_entry
     from .ledger import DEFAULT_DIR, Ledger, LedgerError, status_of
     from .model import entry_bounds
@@ -69,7 +70,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
                 if record is not None:
                     found[version] = status_of(version, record.checks, bounds)
             statuses[engine] = dict(sorted(found.items(), key=lambda kv: _order(kv[0])))
-        def compiled_condition(condition: Condition) -> dict:
+        def compiled_condition(condition: Condition, entry=entry) -> dict:
             """The condition, with where its default is known: the releases where its witness holds, and the
             code's default per release (the release surface); an `any` carries its alternatives so."""
             data = condition_to_json(condition)

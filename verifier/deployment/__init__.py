@@ -19,9 +19,37 @@ from ._logs import looks_like_log, parse_log, parse_log_text
 from ._pastes import env_from_paste, from_paste
 from ._read import MAX_FILE_BYTES, DeploymentError, EnvironmentFailed
 from ._settings import UNKNOWN, Settings, boolean, flag_key, parse_serve, parse_tokens
-from ._versions import Installed, file_kind, from_environment, from_file, from_python, from_specs
+from ._versions import (
+           Installed,
+           file_kind,
+           from_environment,
+           from_file,
+           from_python,
+           from_specs,
+)
 
-__all__ = ["MAX_FILE_BYTES", "UNKNOWN", "DeploymentError", "EnvironmentFailed", "Found", "Installed", "Settings",
-           "boolean", "from_docker_run", "parse_tokens", "read_path",
-           "env_from_paste", "file_kind", "flag_key", "from_environment", "from_file", "from_paste", "from_python",
-           "from_specs", "looks_like_log", "parse_log", "parse_log_text", "parse_serve"]
+__all__ = [
+           "MAX_FILE_BYTES",
+           "UNKNOWN",
+           "DeploymentError",
+           "EnvironmentFailed",
+           "Found",
+           "Installed",
+           "Settings",
+           "boolean",
+           "env_from_paste",
+           "file_kind",
+           "flag_key",
+           "from_docker_run",
+           "from_environment",
+           "from_file",
+           "from_paste",
+           "from_python",
+           "from_specs",
+           "looks_like_log",
+           "parse_log",
+           "parse_log_text",
+           "parse_serve",
+           "parse_tokens",
+           "read_path",
+]

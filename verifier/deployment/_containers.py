@@ -130,7 +130,7 @@ def command_settings(tokens: list[str], where: str, image_engine_key: str | None
         engine, start = image_engine_key, 0
     if engine is None:
         return None
-    settings = parse_tokens(tokens[start:], engine, where, env=dict(env), program_found=start > 0)
+    settings = parse_tokens(tokens[start:], engine, where, env=dict(env))
     return _unknown_values(settings)
 
 

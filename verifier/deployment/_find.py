@@ -17,13 +17,13 @@ from ._logs import looks_like_log, parse_log_text
 from ._packaging import from_pyproject, from_setup_cfg, from_setup_py
 from ._pastes import env_from_paste, from_paste
 from ._read import DeploymentError, _read_text
-from ._versions import file_kind, from_file
+from ._versions import from_file
 
 MAX_FILES = 2000
 MAX_DEPTH = 8
 _SKIP = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", "__pycache__", "site-packages", ".tox",
          ".nox", ".mypy_cache", ".pytest_cache", "dist", "build", ".cache", "third_party", "vendor"}
-_ENGINE_WORDS = re.compile(r"vllm|sglang", re.I)
+_ENGINE_WORDS = re.compile(r"vllm|sglang", re.IGNORECASE)
 
 
 def kind_of(path: Path) -> str | None:

@@ -28,7 +28,7 @@ def requirement_found(text: str, where: str, path: Path, line: int, wanted: dict
     try:
         requirement = Requirement(text)
     except InvalidRequirement as exc:
-        if any(re.match(rf"^{re.escape(p)}\b", text, re.I) for p in wanted):
+        if any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE) for p in wanted):
             raise DeploymentError(f"{where}: cannot read the requirement {text!r}: {exc}") from None
         return None
     engine = wanted.get(canonicalize_name(requirement.name))

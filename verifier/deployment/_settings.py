@@ -80,11 +80,10 @@ def parse_serve(command: str, default_engine: str | None = None, origin: str = "
                                   "`python -m vllm.entrypoints.openai.api_server ...` or `python -m "
                                   "sglang.launch_server ...`")
         engine = default_engine
-    return parse_tokens(tokens[start:], engine, origin, env, program_found=start > 0)
+    return parse_tokens(tokens[start:], engine, origin, env)
 
 
-def parse_tokens(args: list[str], engine: str, origin: str, env: dict[str, str] | None = None,
-                 program_found: bool = True) -> Settings:
+def parse_tokens(args: list[str], engine: str, origin: str, env: dict[str, str] | None = None) -> Settings:
     """The settings of an engine's arguments (what follows its serve program, or an image whose entrypoint
     serves): `--flag value`, `--flag=value`, a bare `--flag`, `--no-flag`; for `vllm serve`, the model."""
     settings = Settings(engine, origin, env=dict(env or {}))

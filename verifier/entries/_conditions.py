@@ -228,7 +228,7 @@ _FLAG = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _ENDPOINT = re.compile(r"/[A-Za-z0-9_./{}-]*")
-_FACT = re.compile(r"\S.{2,199}", re.S)
+_FACT = re.compile(r"\S.{2,199}", re.DOTALL)
 
 
 def _setting(node: _yaml.Node, key: str, problem) -> object | None:
