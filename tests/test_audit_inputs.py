@@ -42,6 +42,13 @@ def test_pyproject_pep_621_extras_groups_and_uv(tmp_path):
     assert any("git source" in n and ":14:" in n for n in notes)
 
 
+def test_a_single_quoted_requirement_is_found_at_its_line(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[project]\nname = 'vllm-deploy'\ndependencies = [\n  'vllm==0.9.1',\n]\n")
+    found, _ = read(path)
+    assert [(i.version, i.line) for i in found.installed] == [("0.9.1", 4)]  # not the name's line
+
+
 def test_poetry_constraints_become_pep_440_ranges(tmp_path):
     path = tmp_path / "pyproject.toml"
     path.write_text('[tool.poetry.dependencies]\npython = "^3.10"\nvllm = {version = "^0.6.0", optional = true}\n'

@@ -83,7 +83,8 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
 
     def add(requirement: str, what: str) -> None:
         name = re.split(r"[\s\[<>=!~;@(]", requirement.strip(), maxsplit=1)[0]
-        line = _line_of(lines, f'"{requirement}', ) if f'"{requirement}' in text else _line_of(lines, name)
+        quoted = next((q + requirement for q in ('"', "'") if q + requirement in text), None)
+        line = _line_of(lines, quoted) if quoted else _line_of(lines, name)
         item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
         if item is not None:
             found.append(item)
