@@ -57,12 +57,29 @@ def conditions_view(site: Site, entry: Entry, engine: str, version: str | None =
             record = site.record(entry, engine, version)
             verdict = record.checks.get(condition.witness) if record else None
             confirmed = verdict is not None and verdict.verdict == HOLDS
-        # A setting without a written default takes the code's at each release (the release surface), shown on the
-        # surface pages; what clients send and facts have none.
+        # A setting without a written default takes the code's at each release (the release surface): on a
+        # release's page, that release's; what clients send and facts have none.
         default = condition.default_text if condition.default is not None else None
+        if default is None and version is not None and condition.kind in ("flag", "env") and condition.given is None:
+            default = _code_default(site, engine, version, condition)
         found.append({"text": condition.describe(), "default": default, "witness": condition.witness,
                       "span": span, "confirmed": confirmed})
     return found
+
+
+def _code_default(site: Site, engine: str, version: str, condition) -> str | None:
+    """The default the code of `version` gives the condition's setting, in words, from its release surface."""
+    from ..model import COMPUTED, setting_word
+    from ..surface.conditions import surface_default
+    from .surface import surfaced
+
+    view = site.engines.get(engine)
+    surface = surfaced(view, version) if view is not None else None
+    found = surface_default(condition, surface) if surface is not None else None
+    if found is None:
+        return None
+    value, where = found
+    return f"{'computed by the engine' if value == COMPUTED else setting_word(value)} in {version}, {where}"
 
 
 def status_view(site: Site, entry: Entry, engine: str) -> dict:
