@@ -404,3 +404,30 @@ def test_two_serve_scripts_of_a_pinned_version_are_two_deployments(audit_cli, tm
     (target,) = data["targets"]
     assert "memory-cuda-graphs-outside-gpu-memory-utilization-budget" in {g["id"] for g in target["gotchas"]}
     assert any("not used (audited with --serve)" in n for n in data["notes"])
+
+
+def test_a_fifo_or_a_folder_given_as_a_file_is_refused_at_once(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "requirements.txt"
+    os.mkfifo(fifo)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(_refusal(fifo)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done and "not a regular file" in done[0]  # it never waits for a writer
+    assert "not a regular file" in _refusal(tmp_path / "requirements.txt", kind="-r")
+    assert "not a regular file" in _refusal(tmp_path, kind="-r")  # a folder given to -r
+
+
+def _refusal(path, kind="PATH"):
+    notes: list[str] = []
+    try:
+        if kind == "-r":
+            deployment.from_file(path, PACKAGES, notes)
+        else:
+            deployment.read_path(path, PACKAGES, notes, NEWEST)
+    except deployment.DeploymentError as exc:
+        return str(exc)
+    return ""

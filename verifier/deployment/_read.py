@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 MAX_FILE_BYTES = 16 << 20
@@ -16,11 +18,27 @@ class EnvironmentFailed(Exception):
 
 
 def _read_text(path: Path) -> str:
+    """A deployment's file as text, at most MAX_FILE_BYTES. Only a regular file is read (a link to one is
+    followed): a FIFO or a device would block or never end, so it is refused before any read."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DeploymentError(f"{path}: not a regular file (a folder, a FIFO or a device); not read")
+        chunks, left = [], MAX_FILE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         raise DeploymentError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB; not read")
     try:
