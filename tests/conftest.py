@@ -144,3 +144,23 @@ def certificate(tmp_path_factory) -> tuple[str, str]:
     if made is None:
         pytest.skip("no openssl command to make a certificate with")
     return made
+
+
+@pytest.fixture(scope="session")
+def real_kb():
+    """This checkout's KB compiled for `audit` (entries and ledger), once for the run: nothing changes it."""
+    from verifier import compiled
+
+    return compiled.compile_kb(REPO)
+
+
+@pytest.fixture
+def audit_cli(real_kb, monkeypatch, capsys):
+    """`gotchas audit ARGV...` in this process on the compiled real KB: (exit code, stdout, stderr)."""
+    from verifier import compiled
+
+    monkeypatch.setattr(compiled, "load_packaged", lambda: real_kb)
+
+    def invoke(*argv):
+        return run_cli(capsys, "audit", *argv)
+    return invoke

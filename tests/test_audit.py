@@ -13,7 +13,6 @@ import jsonschema
 import pytest
 
 from verifier import audit, compiled, deployment
-from verifier.cli import main
 from verifier.deployment import Installed, parse_log, parse_serve
 
 from .conftest import REPO
@@ -320,20 +319,9 @@ def test_another_environment_by_its_interpreter(tmp_path):
 
 # --- the command, on the real KB ----------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def real_kb():
-    return compiled.compile_kb(REPO)
-
-
 @pytest.fixture
-def cli(real_kb, monkeypatch, capsys):
-    monkeypatch.setattr(compiled, "load_packaged", lambda: real_kb)
-
-    def invoke(*argv):
-        code = main(["audit", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-    return invoke
+def cli(audit_cli):
+    return audit_cli  # conftest's: `gotchas audit` on the compiled real KB
 
 
 PRIORITY = "config-request-priority-ignored-under-fcfs"

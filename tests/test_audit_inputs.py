@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from verifier import deployment
-from verifier.cli import main
 
 DATA = Path(__file__).parent / "data" / "deployments"
 PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
@@ -225,24 +224,6 @@ def test_a_real_compose_file_and_a_real_helm_chart_give_their_settings():
 
 # --- the command ---------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def compiled_kb():
-    from verifier import compiled
-    return compiled.compile_kb(Path(__file__).parents[1])
-
-
-@pytest.fixture
-def audit_cli(capsys, monkeypatch, compiled_kb):
-    from verifier import compiled
-    monkeypatch.setattr(compiled, "load_packaged", lambda: compiled_kb)  # compiled once for the module
-
-    def invoke(*args):
-        code = main(["audit", *args])
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-    return invoke
-
-
 def test_a_folder_with_a_pyproject_and_a_dockerfile_is_audited_and_ranked(audit_cli, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["vllm==0.10.0"]\n')
     (tmp_path / "docker").mkdir()
@@ -286,11 +267,6 @@ def test_a_range_is_audited_at_each_tracked_release_in_it(audit_cli, tmp_path):
 
 
 # --- spellings: argparse abbreviations and the code's aliases ----------------------------------------------------
-
-@pytest.fixture(scope="module")
-def real_kb(compiled_kb):
-    return compiled_kb
-
 
 def test_abbreviations_are_written_out_per_release(real_kb):
     from verifier.audit import unabbreviated

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier import compiled, deployment
-from verifier.cli import main
+from verifier import deployment
 from verifier.deployment import (UNKNOWN, DeploymentError, _logs, env_from_paste, from_paste, looks_like_log,
                                  parse_log, parse_log_text)
 
-from .conftest import REPO
 
 DATA = Path(__file__).parent / "data" / "logs"
 PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
@@ -273,20 +271,9 @@ def test_the_environment_variables_a_collect_env_lists():
 
 # --- through the command -----------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def real_kb():
-    return compiled.compile_kb(REPO)
-
-
 @pytest.fixture
-def cli(real_kb, monkeypatch, capsys):
-    monkeypatch.setattr(compiled, "load_packaged", lambda: real_kb)
-
-    def invoke(*argv):
-        code = main(["audit", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-    return invoke
+def cli(audit_cli):
+    return audit_cli  # conftest's: `gotchas audit` on the compiled real KB
 
 
 @pytest.mark.parametrize("name, release", [("vllm-0.8.0-0.8.5.log", "0.8.5"),
