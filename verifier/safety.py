@@ -97,16 +97,22 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise PathError(path, f"is not a regular file ({_kind(mode)}); only regular files are read")
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return read_fd(fd, limit)
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of an open file, in chunks of 1 MiB: one byte more than the limit tells the
+    caller the file is too large without reading it whole."""
+    chunks, left = [], limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def open_regular(path: str | os.PathLike, flags: int = os.O_RDWR | os.O_CREAT, mode: int = 0o644) -> int:

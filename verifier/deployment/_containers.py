@@ -23,7 +23,7 @@ import yaml
 
 from ._read import DeploymentError, _read_text
 from ._settings import UNKNOWN, Settings, parse_tokens, program_of
-from ._versions import Installed, _by_package
+from ._versions import Installed, _by_package, requirement_found
 
 #: engine key -> its official images (repository paths, without a registry host).
 IMAGES = {"vllm": ("vllm/vllm-openai", "vllm/vllm-openai-rocm", "vllm/vllm-tpu"), "sglang": ("lmsysorg/sglang",)}
@@ -306,8 +306,6 @@ def _exec_or_shell(arguments: str, where: str) -> tuple[list[str], bool]:
 
 
 def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
-    from ._packaging import requirement_found
-
     text = _read_text(path)
     wanted = _by_package(packages)
     known: dict[str, str] = {}

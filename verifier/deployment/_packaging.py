@@ -13,42 +13,16 @@ import configparser
 import re
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ._read import DeploymentError, _read_text
-from ._versions import Installed, _by_package, tomllib
-
-
-def requirement_found(text: str, where: str, path: Path, line: int, wanted: dict[str, str],
-                      notes: list[str]) -> Installed | None:
-    """The engine a PEP 508 requirement string names, pinned or as a range; None for another package. A string
-    that names an engine and cannot be read is a DeploymentError with its place."""
-    text = text.strip()
-    try:
-        requirement = Requirement(text)
-    except InvalidRequirement as exc:
-        if any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE) for p in wanted):
-            raise DeploymentError(f"{where}: cannot read the requirement {text!r}: {exc}") from None
-        return None
-    engine = wanted.get(canonicalize_name(requirement.name))
-    if engine is None:
-        return None
-    if requirement.url:
-        notes.append(f"{where}: {requirement.name} comes from {requirement.url}, which has no release version; "
-                     "not audited")
-        return None
-    return from_specifier(engine, str(requirement.specifier), where, path, line)
-
-
-def from_specifier(engine: str, specifier: str, where: str, path: Path | None, line: int | None) -> Installed:
-    """One version when the specifier pins exactly one (`==0.9.1`, `===0.9.1`), else the range."""
-    parts = [p.strip() for p in specifier.split(",") if p.strip()]
-    if len(parts) == 1:
-        match = re.fullmatch(r"===?\s*([^*\s]+)", parts[0])
-        if match:
-            return Installed(engine, match.group(1), where, str(path) if path else None, line)
-    return Installed(engine, specifier, where, str(path) if path else None, line, specifier=specifier)
+from ._versions import (
+    Installed,
+    _by_package,
+    from_specifier,
+    read_toml,
+    requirement_found,
+)
 
 
 def _line_of(lines: list[str], *needles: str, start: int = 0) -> int:
@@ -65,13 +39,7 @@ def _line_of(lines: list[str], *needles: str, start: int = 0) -> int:
 # --- pyproject.toml ----------------------------------------------------------------------------------------
 
 def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> list[Installed]:
-    if tomllib is None:
-        raise DeploymentError(f"{path}: reading pyproject.toml needs Python 3.11 or later (tomllib)")
-    text = _read_text(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DeploymentError(f"{path}: not valid TOML: {exc}") from None
+    text, data = read_toml(path, "pyproject.toml")
     lines = text.splitlines()
     wanted = _by_package(packages)
     found: list[Installed] = []

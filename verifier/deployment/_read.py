@@ -6,6 +6,8 @@ import os
 import stat
 from pathlib import Path
 
+from ..safety import read_fd
+
 MAX_FILE_BYTES = 16 << 20
 
 
@@ -27,14 +29,7 @@ def _read_text(path: Path) -> str:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise DeploymentError(f"{path}: not a regular file (a folder, a FIFO or a device); not read")
-        chunks, left = [], MAX_FILE_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = read_fd(fd, MAX_FILE_BYTES)
     except OSError as exc:
         raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:

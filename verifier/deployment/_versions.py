@@ -153,36 +153,57 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
                 notes.append(f"{where}: an editable or VCS install of an engine has no release version; not audited")
             continue
         text = re.sub(r"\s--hash[=\s]\S+", "", line).strip()
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement as exc:
-            if any(re.match(rf"^{p}\b", text, re.I) for p in wanted):
-                raise DeploymentError(f"{where}: cannot read the requirement: {exc}") from None
-            continue  # another package's line that packaging cannot read is not ours to judge
-        engine = wanted.get(canonicalize_name(requirement.name))
-        if engine is None:
-            continue
-        if requirement.url:
-            notes.append(f"{where}: {requirement.name} comes from {requirement.url}, which has no release version; "
-                         "not audited")
-            continue
-        pins = [s.version for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
-        if len(pins) == 1 and len(requirement.specifier) == 1:
-            found.append(Installed(engine, pins[0], where, str(path), number))
-        else:  # a range, or no version: every tracked release in it
-            specifier = str(requirement.specifier)
-            found.append(Installed(engine, specifier, where, str(path), number, specifier=specifier))
+        item = requirement_found(text, where, path, number, wanted, notes)
+        if item is not None:
+            found.append(item)
     return found
 
 
-def _lock(path: Path, kind: str, packages: dict[str, str], notes: list[str]) -> list[Installed]:
+def requirement_found(text: str, where: str, path: Path, line: int, wanted: dict[str, str],
+                      notes: list[str]) -> Installed | None:
+    """The engine a PEP 508 requirement string names, pinned or as a range (every tracked release in it); None
+    for another package, or a line packaging cannot read that is not an engine's (not ours to judge). A string
+    that names an engine and cannot be read is a DeploymentError with its place."""
+    text = text.strip()
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        if any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE) for p in wanted):
+            raise DeploymentError(f"{where}: cannot read the requirement {text!r}: {exc}") from None
+        return None
+    engine = wanted.get(canonicalize_name(requirement.name))
+    if engine is None:
+        return None
+    if requirement.url:
+        notes.append(f"{where}: {requirement.name} comes from {requirement.url}, which has no release version; "
+                     "not audited")
+        return None
+    return from_specifier(engine, str(requirement.specifier), where, path, line)
+
+
+def from_specifier(engine: str, specifier: str, where: str, path: Path | None, line: int | None) -> Installed:
+    """One version when the specifier pins exactly one (`==0.9.1`, `===0.9.1`), else the range."""
+    parts = [p.strip() for p in specifier.split(",") if p.strip()]
+    if len(parts) == 1:
+        match = re.fullmatch(r"===?\s*([^*\s]+)", parts[0])
+        if match:
+            return Installed(engine, match.group(1), where, str(path) if path else None, line)
+    return Installed(engine, specifier, where, str(path) if path else None, line, specifier=specifier)
+
+
+def read_toml(path: Path, kind: str) -> tuple[str, dict]:
+    """(text, data) of a TOML file a deployment gives: a lock file or a pyproject.toml."""
     if tomllib is None:
         raise DeploymentError(f"{path}: reading {kind} needs Python 3.11 or later (tomllib)")
     text = _read_text(path)
     try:
-        data = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DeploymentError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _lock(path: Path, kind: str, packages: dict[str, str], notes: list[str]) -> list[Installed]:
+    text, data = read_toml(path, kind)
     items = data.get("packages" if kind == "pylock.toml" else "package", [])
     if not isinstance(items, list):
         raise DeploymentError(f"{path}: not a {kind}: no list of packages")
