@@ -603,24 +603,23 @@ def from_docker_run(command: str, origin: str, notes: list[str], newest: dict[st
     text = re.sub(r"\\\r?\n", " ", command)
     if not re.search(r"(^|\s)docker\s+run\s", text):
         return None
-    images: list[Installed] = []
-    found = Found()
-    for settings in script_settings(text, f"{origin}:1", {}, images, newest, notes, None):
+    from dataclasses import replace
+
+    found = script_found(text, f"{origin}:1", notes, newest)
+    for settings in [*found.settings, *(i.settings for i in found.installed if i.settings is not None)]:
         settings.origin = origin
-        if not any(i.settings is settings for i in images):
-            found.settings.append(settings)
-    for item in images:
-        from dataclasses import replace
-        found.installed.append(replace(item, origin=origin, line=None))
+    found.installed = [replace(item, origin=origin, line=None) for item in found.installed]
     return found
+
+
+def script_found(text: str, name: str, notes: list[str], newest: dict[str, str], path: Path | None = None) -> Found:
+    """What a script's serve lines declare: the engine images its `docker run` lines name, each with the settings
+    that follow it, and the serve lines that run no image of their own."""
+    images: list[Installed] = []
+    settings = script_settings(text, name, {}, images, newest, notes, path)
+    with_image = {id(i.settings) for i in images if i.settings is not None}
+    return Found(images, [s for s in settings if id(s) not in with_image])
 
 
 def from_script(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
-    text = _read_text(path)
-    found = Found()
-    images: list[Installed] = []
-    settings = script_settings(text, str(path), {}, images, newest, notes, path)
-    with_image = {id(i.settings) for i in images if getattr(i, "settings", None) is not None}
-    found.installed.extend(images)
-    found.settings.extend(s for s in settings if id(s) not in with_image)
-    return found
+    return script_found(_read_text(path), str(path), notes, newest, path)

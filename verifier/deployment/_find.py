@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from ._containers import Found, from_dockerfile, from_script, from_yaml, script_settings
+from ._containers import Found, from_dockerfile, from_script, from_yaml, script_found
 from ._logs import looks_like_log, parse_log_text
 from ._packaging import from_pyproject, from_setup_cfg, from_setup_py
 from ._pastes import env_from_paste, from_paste
@@ -107,17 +107,17 @@ def _by_content(path: Path, packages: dict[str, str], notes: list[str], newest: 
         return found
     first = next((line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")), "")
     if re.match(r"(?i)FROM\s+\S+", first):
-        return from_dockerfile(path, {**packages}, notes, newest)
+        return from_dockerfile(path, packages, notes, newest)
     if re.match(r"(apiVersion|kind|services|version|image):", first):
         return from_yaml(path, packages, notes, newest)
     flags = _bare_flags(text, str(path))
     if flags is not None:
         found.settings.append(flags)
         return found
-    serve = script_settings(text, str(path), {}, found.installed, newest, notes, path)
-    if serve:
-        with_image = {id(i.settings) for i in found.installed if i.settings is not None}
-        found.settings.extend(s for s in serve if id(s) not in with_image)
+    serve = script_found(text, str(path), notes, newest, path)
+    if serve.installed or serve.settings:
+        found.installed.extend(serve.installed)
+        found.settings.extend(serve.settings)
         return found
     return Found() if in_folder else Found(from_file(path, packages, notes))
 
