@@ -23,7 +23,10 @@ def run(gotchas_root: Path, args: list[str]) -> tuple[int, str]:
 
 
 def main() -> None:
-    before_root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp/before")
+    before_root = Path(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else Path("/tmp/before")
+    if not (before_root / "verifier").is_dir():
+        sys.exit(f"{before_root}: not a checkout of the command before #26; make one with "
+                 f"`git worktree add {before_root} 4cdf12a`")
     want_json = "--json" in sys.argv
     rows, listings = [], {}
     for folder in sorted(p for p in DATA.iterdir() if p.is_dir()):
