@@ -19,7 +19,15 @@ from packaging.version import InvalidVersion, Version
 from . import __version__
 from .compiled import condition_from_json
 from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key
-from .model import CHANGED, COMPUTED, HOLDS, UNVERIFIED, Condition, setting_word
+from .model import (
+    CHANGED,
+    COMPUTED,
+    HOLDS,
+    UNVERIFIED,
+    Condition,
+    release_spans,
+    setting_word,
+)
 
 BITES = "bites"
 ONLY_IF = "bites only if"
@@ -485,25 +493,11 @@ def _by_target(kb: dict, result: Audit):
         yield target, name, found
 
 
-def spans(subset, releases) -> str:
-    """Releases in runs of consecutive tracked releases: `0.9.0-0.9.2, 0.10.1`."""
-    index = {r: i for i, r in enumerate(releases)}
-    runs: list[list[str]] = []
-    last = None
-    for release in sorted(subset, key=lambda r: index.get(r, -1)):
-        if runs and last is not None and index.get(release) == last + 1:
-            runs[-1][1] = release
-        else:
-            runs.append([release, release])
-        last = index.get(release)
-    return ", ".join(a if a == b else f"{a}-{b}" for a, b in runs)
-
-
 def headline(kb: dict, target: Target, found: list[Finding]) -> str:
     """`12 gotchas; upgrading to 0.33.0 clears 7 of 12 and brings 2 new`."""
     count = f"{len(found)} gotcha{'s' if len(found) != 1 else ''}" if found else "no gotcha applies"
     if len(target.releases) > 1:
-        count += f" across {len(target.releases)} tracked releases ({spans(target.releases, target.releases)})"
+        count += f" across {len(target.releases)} tracked releases ({release_spans(target.releases, target.releases)})"
     upgrade = target.upgrade
     if upgrade is not None:
         count += (f"; upgrading to {upgrade.to} clears {len(upgrade.clears)} of {len(found)}"
@@ -521,7 +515,7 @@ def where_words(kb: dict, target: Target, f: Finding) -> str | None:
     """For a range, the releases of it where the finding is listed, when not all of them."""
     if len(target.releases) <= 1 or len(f.releases) == len(target.releases):
         return None
-    return f"in {spans(f.releases, kb['engines'][f.engine]['releases'])} only"
+    return f"in {release_spans(f.releases, kb['engines'][f.engine]['releases'])} only"
 
 
 def _origins(target: Target) -> str:

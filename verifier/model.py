@@ -64,6 +64,19 @@ def _without_post(v: Version) -> Version:
     return Version(text)
 
 
+def release_spans(versions, among: list[str]) -> str:
+    """Versions as runs of consecutive releases of `among` (the tracked releases, in order):
+    `0.8.0-0.9.2, 0.11.0`."""
+    index = {v: i for i, v in enumerate(among)}
+    runs: list[list[str]] = []
+    for version in sorted(versions, key=lambda v: index.get(v, -1)):
+        if runs and version in index and index.get(runs[-1][1]) == index[version] - 1:
+            runs[-1][1] = version
+        else:
+            runs.append([version, version])
+    return ", ".join(a if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def within(version: str, since: str | None, until: str | None) -> bool:
     """Whether a release lies within inclusive bounds, in PEP 440 order.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..model import HOLDS, Diagnostic
+from ..model import HOLDS, Diagnostic, release_spans
 from .model import ENV, FLAG, METRIC, Surface
 
 CODE = "G501"  # what it catches is written in lint.RULES, with the other codes
@@ -102,9 +102,9 @@ def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[D
             lacking = [v for v in holds if not _has(recorded[v], kind, name)]
             if lacking:
                 found.append(Diagnostic(entry.file, line, CODE,
-                                        f"{word} {name} does not exist in {engine} {_ranges(lacking, holds)}, where "
-                                        f"the entry holds; say from which release it applies, or what those "
-                                        f"releases have instead"))
+                                        f"{word} {name} does not exist in {engine} "
+                                        f"{release_spans(lacking, holds)}, where the entry holds; say from which "
+                                        f"release it applies, or what those releases have instead"))
                 reported.add((kind, name))
     return found
 
@@ -140,7 +140,7 @@ def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]
         for value, versions in differs.items():
             found.append(Diagnostic(entry.file, condition.line, CONDITION_CODE,
                                     f"condition on {condition.setting}: default {condition.default!r}, but the code "
-                                    f"of {condition.engine} {_ranges(versions, holds)} gives {value!r} "
+                                    f"of {condition.engine} {release_spans(versions, holds)} gives {value!r} "
                                     f"({where[value]}); bound the condition to where it is true"))
     return found
 
@@ -170,8 +170,8 @@ def condition_setting_problems(entry, ledgers: dict, surfaces: dict) -> list[Dia
             word = {"flag": "flag", "env": "variable"}[condition.kind]
             found.append(Diagnostic(entry.file, line, SETTING_CODE,
                                     f"condition on the {word} {condition.setting}: {condition.engine} "
-                                    f"{_ranges(lacking, holds)} does not have it, where the entry holds; bound the "
-                                    f"condition (since/until) to the releases that have it"))
+                                    f"{release_spans(lacking, holds)} does not have it, where the entry holds; bound "
+                                    f"the condition (since/until) to the releases that have it"))
     return found
 
 
@@ -179,18 +179,6 @@ def _has_setting(surface: Surface, condition) -> bool:
     if condition.kind == "flag":
         return any(surface.flag(f) is not None for f in condition.flags)
     return (ENV, condition.env) in surface.items
-
-
-def _ranges(versions: list[str], among: list[str]) -> str:
-    """`0.8.0-0.9.2, 0.11.0` for versions, runs taken over the order of `among`."""
-    index = {v: i for i, v in enumerate(among)}
-    runs: list[list[str]] = []
-    for version in versions:
-        if runs and index[version] == index[runs[-1][-1]] + 1:
-            runs[-1].append(version)
-        else:
-            runs.append([version])
-    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 __all__ = ["CODE", "CONDITION_CODE", "SETTING_CODE", "condition_problems", "condition_setting_problems", "mentions",
