@@ -81,11 +81,9 @@ def compile_kb(root: str | os.PathLike) -> dict:
                          if (record := release.entries.get(entry.id)) is not None
                          and (check := record.checks.get(condition.witness or "")) is not None
                          and check.verdict == "holds"]
-            return {**data, "confirmed": sorted(confirmed, key=_order),
-                    "defaults": _surface_defaults(condition, surfaces[condition.engine],
-                                                  ledgers[condition.engine].versions()),
-                    "spellings": _surface_spellings(condition, surfaces[condition.engine],
-                                                    ledgers[condition.engine].versions())}
+            defaults, spellings = _from_surfaces(condition, surfaces[condition.engine],
+                                                 ledgers[condition.engine].versions())
+            return {**data, "confirmed": sorted(confirmed, key=_order), "defaults": defaults, "spellings": spellings}
 
         conditions = [compiled_condition(c) for c in entry.conditions]
         entries.append({
@@ -161,35 +159,24 @@ def _runs(indices: list[int]) -> list[list[int]]:
     return runs
 
 
-def _surface_defaults(condition: Condition, surfaces, versions: list[str]) -> dict[str, list]:
-    """Release -> [default, "path:line"] of the condition's setting, read from the release surface of each release
-    of the ledger that has it (verifier.surface.conditions)."""
-    from .surface.conditions import surface_default
+def _from_surfaces(condition: Condition, surfaces, versions: list[str]) -> tuple[dict[str, list], list[str]]:
+    """From the release surface of each release of the ledger that has the condition's setting (found once per
+    release): release -> [default, "path:line"] where the condition applies (verifier.surface.conditions), and
+    every other spelling the code of any release gives the flag (its aliases; not `--no-X`), so that a deployment's
+    `-tp` meets a condition written on `--tensor-parallel-size`."""
+    from .surface.conditions import item_default, setting_item
 
-    found = {}
-    for version in versions:
-        surface = surfaces.surface(version)
-        if surface is not None and condition.applies(version):
-            default = surface_default(condition, surface)
-            if default is not None:
-                found[version] = list(default)
-    return found
-
-
-def _surface_spellings(condition: Condition, surfaces, versions: list[str]) -> list[str]:
-    """Every spelling the code of any recorded release gives the condition's flag (its aliases, `--no-X`), so that a
-    deployment's `-tp` meets a condition written on `--tensor-parallel-size`."""
-    from .surface.conditions import setting_item
-
-    if not condition.flags:
-        return []
-    found: set[str] = set()
+    defaults, spellings = {}, set()
     for version in versions:
         surface = surfaces.surface(version)
         item = setting_item(condition, surface) if surface is not None else None
-        if item is not None:
-            found.update(s for s in item.spellings() if not s.startswith("--no-"))
-    return sorted(found - set(condition.flags))
+        if item is None:
+            continue
+        if condition.flags:
+            spellings.update(s for s in item.spellings() if not s.startswith("--no-"))
+        if condition.applies(version):
+            defaults[version] = list(item_default(condition, item))
+    return defaults, sorted(spellings - set(condition.flags))
 
 
 def _order(version: str):

@@ -25,8 +25,11 @@ def surface_default(condition: Condition, surface: Surface) -> tuple[object, str
     condition, else the value as text, or COMPUTED when the code derives it (an expression, or None: the engine
     decides later); None when the release's surface does not have the setting."""
     item = setting_item(condition, surface)
-    if item is None:
-        return None
+    return None if item is None else item_default(condition, item)
+
+
+def item_default(condition: Condition, item: Item) -> tuple[object, str]:
+    """`surface_default` of the setting's item, once it is found."""
     where = f"{item.path}:{item.line}" if item.path else ""
     value = item.value
     if value is NO_VALUE or value is None:
