@@ -181,16 +181,18 @@ def decide(condition: Condition, release: str, confirmed: set[str], settings: Se
     return (MET if met else NOT_MET), f"{condition.setting} is not set: {default_text}"
 
 
-def evaluate(data: dict, release: str, settings: Settings | None) -> tuple[str, list[str]]:
+def evaluate(data: dict, release: str, settings: Settings | None, condition: Condition | None = None
+             ) -> tuple[str, list[str]]:
     """A compiled condition at a release: (MET | NOT_MET | UNDECIDED, the words of what it depends on).
 
     A setting is decided by `decide`; what clients send, the endpoints they call and facts in words are never
     decided by settings ("bites only if"). `any` is met when one alternative is, not met when none can be, and
-    undecided otherwise, with the undecided alternatives as its words."""
-    condition = condition_from_json(data)
+    undecided otherwise, with the undecided alternatives as its words. `condition` is `data` read, when the caller
+    has read it already."""
+    condition = condition or condition_from_json(data)
     if condition.any:
-        outcomes = [evaluate(member, release, settings) for member in data["any"]
-                    if condition_from_json(member).applies(release)]
+        outcomes = [evaluate(member, release, settings, alternative)
+                    for member, alternative in zip(data["any"], condition.any) if alternative.applies(release)]
         if not outcomes:
             return MET, []
         if any(o == MET for o, _ in outcomes):
@@ -281,7 +283,7 @@ def listed(kb: dict, engine: str, release: str, settings: Settings | None, ignor
             condition = condition_from_json(data)
             if condition.engine != engine or not condition.applies(release):
                 continue
-            decided, why = evaluate(data, release, settings)
+            decided, why = evaluate(data, release, settings, condition)
             if decided == NOT_MET:
                 outcome = NOT_MET
                 dropped.append((entry["id"], "; ".join(why)))
