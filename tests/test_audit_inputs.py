@@ -292,6 +292,11 @@ def test_a_condition_meets_the_aliases_the_code_gives_its_flag(real_kb):
     assert evaluate(data, "0.5.10", two)[0] == MET
     one = deployment.parse_serve("python -m sglang.launch_server --model-path m --tp 1")
     assert evaluate(data, "0.5.10", one)[0] == NOT_MET
+    given = {**condition_to_json(Condition("sglang", ("--tp-size",), given=True)), "confirmed": [], "defaults": {},
+             "spellings": ["--tensor-parallel-size", "--tp"]}
+    assert evaluate(given, "0.5.10", one)[0] == MET  # `set: true` reads the aliases too
+    assert evaluate(given, "0.5.10", deployment.parse_serve("python -m sglang.launch_server --model-path m"))[0] \
+        == NOT_MET
     members = [m for e in real_kb["entries"] for c in e["conditions"] for m in [c, *c["any"]] if m["flags"]]
     tp = next(m for m in members if "--tp-size" in m["flags"] + m.get("spellings", []))
     assert "--tensor-parallel-size" in tp["flags"] + tp["spellings"]  # the code's alias, read from the surface

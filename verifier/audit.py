@@ -203,11 +203,11 @@ def evaluate(data: dict, release: str, settings: Settings | None, condition: Con
         return UNDECIDED, [" or ".join(open_words)]
     if condition.undecidable:
         return UNDECIDED, [condition.describe()]
-    if condition.given is not None:
-        return _presence(condition, settings)
     if data.get("spellings"):  # the aliases the code gives the flag (from the release surfaces)
         from dataclasses import replace
         condition = replace(condition, flags=(*condition.flags, *data["spellings"]))
+    if condition.given is not None:
+        return _presence(condition, settings)
     decided, why = decide(condition, release, set(data["confirmed"]), settings, data.get("defaults"))
     return decided, [why]
 

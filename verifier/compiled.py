@@ -75,7 +75,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
             code's default per release (the release surface); an `any` carries its alternatives so."""
             data = condition_to_json(condition)
             data["any"] = [compiled_condition(member) for member in condition.any]
-            if condition.kind not in ("flag", "env") or condition.given is not None:
+            if condition.kind not in ("flag", "env"):
                 return {**data, "confirmed": [], "defaults": {}}
             confirmed = [v for v, release in ledgers[condition.engine].releases.items()
                          if (record := release.entries.get(entry.id)) is not None
@@ -83,7 +83,9 @@ def compile_kb(root: str | os.PathLike) -> dict:
                          and check.verdict == "holds"]
             defaults, spellings = _from_surfaces(condition, surfaces[condition.engine],
                                                  ledgers[condition.engine].versions())
-            return {**data, "confirmed": sorted(confirmed, key=_order), "defaults": defaults, "spellings": spellings}
+            # `set:` asks only whether the setting is given, under any of its spellings: no default to carry
+            return {**data, "confirmed": sorted(confirmed, key=_order),
+                    "defaults": defaults if condition.given is None else {}, "spellings": spellings}
 
         conditions = [compiled_condition(c) for c in entry.conditions]
         entries.append({
