@@ -507,7 +507,7 @@ def headline(kb: dict, target: Target, found: list[Finding]) -> str:
     return count
 
 
-def fixed_words(kb: dict, target: Target, f: Finding) -> str | None:
+def fixed_words(target: Target, f: Finding) -> str | None:
     if target.upgrade is None:
         return None
     return f"fixed in {f.fixed_in}" if f.fixed_in else "not fixed in any tracked release"
@@ -548,7 +548,7 @@ def text(kb: dict, result: Audit, site_url: str = "") -> str:
                     out.append(f"      only if {words}")
                 if f.entry["workaround"]:
                     out.append(f"      workaround: {f.entry['workaround']}")
-                extra = [w for w in (where_words(kb, target, f), fixed_words(kb, target, f)) if w]
+                extra = [w for w in (where_words(kb, target, f), fixed_words(target, f)) if w]
                 if extra:
                     out.append(f"      {'; '.join(extra)}")
                 url = entry_url(site_url, f.id)
@@ -611,7 +611,8 @@ def markdown(kb: dict, result: Audit, site_url: str = "") -> str:
             and len(target.releases) <= 1 else ""))
         out += ["", f"From {_md(_origins(target))}."]
         out.append("")
-        out += [_md(headline(kb, target, found)[0].upper() + headline(kb, target, found)[1:]) + ".", ""]
+        said = headline(kb, target, found)
+        out += [_md(said[0].upper() + said[1:]) + ".", ""]
         if not found:
             continue
         out += ["| status | severity | gotcha | workaround | fixed in |", "|---|---|---|---|---|"]
