@@ -65,31 +65,6 @@ def run_schema(args) -> int:
     return EXIT_OK
 
 
-def _one_per_serve_line(installed: list, loose: list, settings: dict, notes: list) -> list:
-    """The serve lines the files give with no version of their own: one is the engine's settings; several (two
-    launch scripts) are several deployments of the versions the files pin, each audited with its line. Settings
-    given on the command line (--serve, --serve-log) win over the files'."""
-    from dataclasses import replace
-
-    by_engine: dict[str, list] = {}
-    for one in loose:
-        if one.engine in settings:
-            notes.append(f"{one.origin}: settings of {one.engine}, not used (audited with "
-                         f"{settings[one.engine].origin})")
-            continue
-        by_engine.setdefault(one.engine, []).append(one)
-    for engine, many in by_engine.items():
-        bare = [i for i in installed if i.engine == engine and i.settings is None]
-        if len(many) == 1 or not bare:
-            settings[engine] = many[0]
-            notes.extend(f"{one.origin}: more settings of {engine}, not used (audited with {many[0].origin})"
-                         for one in many[1:])
-            continue
-        installed = [i for i in installed if not (i.engine == engine and i.settings is None)]
-        installed += [replace(i, settings=one) for i in bare for one in many]
-    return installed
-
-
 def run_audit(args) -> int:
     from .. import audit, compiled, deployment
 
@@ -151,7 +126,7 @@ def run_audit(args) -> int:
             found = deployment.read_path(path, packages, notes, newest)
             installed += found.installed
             loose.extend(found.settings)
-        installed = _one_per_serve_line(installed, loose, settings, notes)
+        installed = deployment.one_per_serve_line(installed, loose, settings, notes)
         if not (args.engines or args.python or args.requirements or args.files or from_images):
             logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
             installed = logged or deployment.from_environment(packages)

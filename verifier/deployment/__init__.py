@@ -14,42 +14,14 @@ file reader, in `_read`. This module is the surface callers import (`deployment.
 from __future__ import annotations
 
 from ._containers import Found, from_docker_run
-from ._find import read_path
+from ._find import one_per_serve_line, read_path
 from ._logs import looks_like_log, parse_log, parse_log_text
 from ._pastes import env_from_paste, from_paste
 from ._read import MAX_FILE_BYTES, DeploymentError, EnvironmentFailed
 from ._settings import UNKNOWN, Settings, boolean, flag_key, parse_serve, parse_tokens
-from ._versions import (
-           Installed,
-           file_kind,
-           from_environment,
-           from_file,
-           from_python,
-           from_specs,
-)
+from ._versions import Installed, file_kind, from_environment, from_file, from_python, from_specs
 
-__all__ = [
-           "MAX_FILE_BYTES",
-           "UNKNOWN",
-           "DeploymentError",
-           "EnvironmentFailed",
-           "Found",
-           "Installed",
-           "Settings",
-           "boolean",
-           "env_from_paste",
-           "file_kind",
-           "flag_key",
-           "from_docker_run",
-           "from_environment",
-           "from_file",
-           "from_paste",
-           "from_python",
-           "from_specs",
-           "looks_like_log",
-           "parse_log",
-           "parse_log_text",
-           "parse_serve",
-           "parse_tokens",
-           "read_path",
-]
+__all__ = ["MAX_FILE_BYTES", "UNKNOWN", "DeploymentError", "EnvironmentFailed", "Found", "Installed", "Settings",
+           "boolean", "env_from_paste", "file_kind", "flag_key", "from_docker_run", "from_environment", "from_file",
+           "from_paste", "from_python", "from_specs", "looks_like_log", "one_per_serve_line", "parse_log",
+           "parse_log_text", "parse_serve", "parse_tokens", "read_path"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ._containers import Found, from_dockerfile, from_script, from_yaml, script_found
@@ -208,3 +209,26 @@ def _mentions_engine(path: Path) -> bool:
     except OSError:
         return False
     return bool(_ENGINE_WORDS.search(head.decode("utf-8", "replace")))
+
+
+def one_per_serve_line(installed: list, loose: list, settings: dict, notes: list) -> list:
+    """The serve lines the files give with no version of their own: one is the engine's settings; several (two
+    launch scripts) are several deployments of the versions the files pin, each audited with its line. Settings
+    given on the command line (--serve, --serve-log) win over the files'."""
+    by_engine: dict[str, list] = {}
+    for one in loose:
+        if one.engine in settings:
+            notes.append(f"{one.origin}: settings of {one.engine}, not used (audited with "
+                         f"{settings[one.engine].origin})")
+            continue
+        by_engine.setdefault(one.engine, []).append(one)
+    for engine, many in by_engine.items():
+        bare = [i for i in installed if i.engine == engine and i.settings is None]
+        if len(many) == 1 or not bare:
+            settings[engine] = many[0]
+            notes.extend(f"{one.origin}: more settings of {engine}, not used (audited with {many[0].origin})"
+                         for one in many[1:])
+            continue
+        installed = [i for i in installed if not (i.engine == engine and i.settings is None)]
+        installed += [replace(i, settings=one) for i in bare for one in many]
+    return installed
