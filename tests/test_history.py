@@ -381,7 +381,8 @@ def test_show_json_has_one_record_per_release_in_order(kb, engine_repo, capsys):
     code, out, _ = run_cli(capsys, "show", "ops-example", "--format", "json")
     records = json.loads(out)
     assert [r["version"] for r in records] == VERSIONS
-    assert records[2] == {"engine": "vllm", "version": "0.2.0", "status": "holds", "checks": [
+    assert records[2] == {"engine": "vllm", "version": "0.2.0", "status": "holds",
+                          "title": "An example gotcha that is well-formed", "checks": [
         {"check": "zero", "verdict": "holds", "reason": None, "form": 2},
         {"check": "metric", "verdict": "holds", "reason": None, "form": 0}]}
     assert records[0]["status"] == "changed" and records[0]["checks"][0]["reason"] == "not-found"

@@ -60,7 +60,7 @@ def test_a_migrated_ledger_is_written_back_as_the_current_format(tmp_path):
     ledger = Ledger(tmp_path)
     ledger.save(ledger.load("vllm"))
     data = json.loads((tmp_path / "vllm.json").read_text())
-    assert data["format"] == FORMAT_VERSION == 2
+    assert data["format"] == FORMAT_VERSION == 3
     entry = data["releases"]["0.1.0"]["entries"]["ops-example"]
     assert entry == {"status": "unverified", "checks": {
         "metric": {"check": "c1", "form": 0, "lines": [1, 1], "path": "pkg/metrics.py", "sha256": "ab",
@@ -80,7 +80,7 @@ def test_records_round_trip_through_the_codec(tmp_path):
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda d: d.update(format=3), "written by a newer verifier (format 3); upgrade gotchas"),
+    (lambda d: d.update(format=4), "written by a newer verifier (format 4); upgrade gotchas"),
     (lambda d: d.update(format=0), "ledger format 0 is not one this verifier reads"),
     (lambda d: d.pop("format"), "no ledger format number"),
     (lambda d: d.update(format="2"), "no ledger format number"),

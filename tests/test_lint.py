@@ -31,6 +31,11 @@ def test_valid_entry_is_clean(kb_root):
 
 # (rule code, text replaced in VALID_ENTRY, replacement, expected line)
 CASES = [
+    ("G315", "    contains: request.num_computed_tokens = 0\n",
+     "    contains: request.num_computed_tokens = $ZERO\n    values: {ZERO: [0]}\n", 17),
+    ("G316", '    string: "vllm:num_preemptions"\n', '    string: "vllm:num_preemptions"\n    part: nowhere\n', 23),
+    ("G601", "Latency climbs.", "Latency climbs. {since 0.9.0 until 0.8.0: only then.}", 28),
+    ("G602", "Latency climbs.", "Latency climbs past {CAP} requests.", 28),
     ("G101", "---\nid: ops-example", "id: ops-example", 1),
     ("G102", "---\n\n## Symptom", "\n## Symptom", 1),
     ("G103", "title: An example", "title: [An example", 4),
@@ -108,7 +113,7 @@ def test_every_rule_code_has_a_case():
     from verifier.model import Diagnostic  # noqa: F401
 
     # G501 needs a ledger and its surface files: tests/test_surface.py
-    tested = {case[0] for case in CASES} | {"G107", "G105", "G501", "G502", "G503"}
+    tested = {case[0] for case in CASES} | {"G107", "G105", "G501", "G502", "G503", "G504", "G505"}
     assert tested == set(lint.RULES)
 
 

@@ -9,7 +9,7 @@ the file is refused, naming it and the first bad location
 Format 1 (before `missing` and forms) is read and migrated: `changed` with
 `file-missing` or `symbol-missing` becomes `missing`, every verdict is of
 form 0, an entry's `verdict` becomes its `status` (`error` becoming
-`unverified`). It is written back as format 2.
+`unverified`). It is written back as the current format.
 
 Part of `verifier.ledger`, which re-exports `decode`, `decode_evidence`,
 READABLE_FORMATS and LedgerError.
@@ -26,7 +26,7 @@ from .model import CHANGED, ERROR, HOLDS, MISSING, MISSING_REASONS, STATUSES, VE
 from .safety import name_problem
 
 #: Formats this verifier reads (older ones are migrated on reading).
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
 
 
 class LedgerError(Exception):
@@ -119,11 +119,13 @@ def _name(value: str, kind: str, what: str, *at) -> None:
 
 
 _CHECK_TEXT = ("reason", "path", "symbol", "hint", "message", "check")
-_CHECK_KEYS = frozenset(("verdict", "form", "lines", "sha256", *_CHECK_TEXT))
+_CHECK_KEYS = frozenset(("verdict", "form", "lines", "sha256", "values", *_CHECK_TEXT))
 _ENTRY_KEYS = {1: frozenset(("verdict", "checks")), 2: frozenset(("status", "checks"))}
 _RELEASE_KEYS = frozenset((*_RELEASE_META, "entries"))
 _TOP_KEYS = frozenset(("engine", "format", "releases"))
 _SHA = re.compile(r"[0-9a-f]{1,64}")
+_VALUE_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
+_MAX_VALUE = 1000
 #: The verdicts of format 1, before `missing`.
 _FORMAT_1_VERDICTS = (HOLDS, CHANGED, ERROR)
 
@@ -151,9 +153,11 @@ class _Decoder:
         # value of another type (text equals only text).
         if (form is None or type(form) is int) and (lines is None or type(lines) is list and len(lines) == 2
                                                      and type(lines[0]) is int and type(lines[1]) is int):
+            values = get("values")
             key = (len(data), get("verdict"), get("reason"), form, get("path"),
                    None if lines is None else (lines[0], lines[1]), get("symbol"), get("hint"), get("message"),
-                   get("sha256"), get("check"))
+                   get("sha256"), get("check"),
+                   tuple(values.items()) if type(values) is dict else values)
             try:
                 found = self._checks.get(key)
             except TypeError:  # a list or an object where text belongs: found by _new_check below
@@ -182,6 +186,15 @@ class _Decoder:
                     raise _Malformed(f"must be a form number (0 or more), not {_kind(value)}", key)
             elif key == "lines":
                 _line_numbers(value, key)
+            elif key == "values" and self.fmt >= 3:
+                if type(value) is not dict or not value:
+                    raise _Malformed(f"must be an object (value name -> the text it bound), not {_kind(value)}", key)
+                for name, text in value.items():
+                    if not _VALUE_NAME.fullmatch(name):
+                        raise _Malformed("not a value name (capitals, like CAP)", key, name)
+                    if type(text) is not str or len(text) > _MAX_VALUE:
+                        raise _Malformed(f"must be text of at most {_MAX_VALUE} characters, not {_kind(text)}",
+                                         key, name)
             else:
                 raise _Malformed(_unknown(_CHECK_KEYS), key)
         if "verdict" not in data:
@@ -191,9 +204,10 @@ class _Decoder:
             if verdict == CHANGED and reason in MISSING_REASONS:
                 verdict = MISSING
             form = 0 if verdict != ERROR else None
+        values = data.get("values")
         return CheckRecord(verdict, reason, form, data.get("path"), tuple(lines) if lines else None,
                            data.get("symbol"), data.get("hint"), data.get("message"), data.get("sha256"),
-                           data.get("check"))
+                           data.get("check"), tuple(values.items()) if values else None)
 
     def name(self, value: str, what: str, *at) -> None:
         if value not in self._names:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from packaging.version import InvalidVersion, Version
 
 from ._ledger_text import _dump
-from .model import CHANGED, ERROR, HOLDS, CheckResult, Release, entry_status
+from .model import CHANGED, ERROR, HOLDS, CheckResult, Release, entry_status, parts_verdicts
 
 #: Hex digits of a file's sha256 kept in the ledger: enough to tell contents apart, short enough to read.
 SHA_DIGITS = 16
@@ -51,6 +51,8 @@ class CheckRecord:
     message: str | None = None
     sha256: str | None = None  # the first SHA_DIGITS hex digits of the file's sha256
     check: str | None = None  # the fingerprint of the check as written when it was verified
+    #: Where it holds, what each of the check's named values (`values`) bound: (NAME, source text) (format 3).
+    values: tuple[tuple[str, str], ...] | None = None
 
     @property
     def decided(self) -> bool:
@@ -60,7 +62,8 @@ class CheckRecord:
     def to_json(self) -> dict:
         data = {"verdict": self.verdict, "reason": self.reason, "form": self.form, "path": self.path,
                 "lines": list(self.lines) if self.lines else None, "symbol": self.symbol, "hint": self.hint,
-                "message": self.message, "sha256": self.sha256, "check": self.check}
+                "message": self.message, "sha256": self.sha256, "check": self.check,
+                "values": dict(self.values) if self.values else None}
         return {k: v for k, v in data.items() if v is not None}
 
 
@@ -99,8 +102,18 @@ class ReleaseRecord:
             other.date, other.identity, other.source, other.entries)
 
 
-def status_of(version: str, checks: Mapping[str, CheckRecord], bounds: tuple[str | None, str | None]) -> str:
-    return entry_status(version, (c.verdict for c in checks.values()), *bounds)
+def status_of(version: str, checks: Mapping[str, CheckRecord], bounds: tuple) -> str:
+    """The status from the check records and `model.entry_rules`: (introduced, fixed[, (check, part) pairs])."""
+    verdicts, _ = parts_verdicts({c: r.verdict for c, r in checks.items()}, dict(bounds[2]) if len(bounds) > 2
+                                 else {})
+    return entry_status(version, verdicts, bounds[0], bounds[1])
+
+
+def parts_holding(checks: Mapping[str, CheckRecord], bounds: tuple) -> list[str]:
+    """The parts of the claim that hold at a release (none without parts)."""
+    if len(bounds) <= 2:
+        return []
+    return parts_verdicts({c: r.verdict for c, r in checks.items()}, dict(bounds[2]))[1]
 
 
 # --- one engine's ledger ----------------------------------------------------------------------------------
@@ -125,7 +138,7 @@ class EngineLedger:
         return release.entries.get(entry) if release is not None else None
 
     def record(self, release: Release, results: list[CheckResult], source: str, verified_at: str,
-               verifier: str, bounds: Mapping[str, tuple[str | None, str | None]] | None = None) -> bool:
+               verifier: str, bounds: Mapping[str, tuple] | None = None) -> bool:
         """Put one release's results in; the entries verified replace what was there.
 
         `bounds` is (introduced, fixed) of every entry verified, by id: an entry
@@ -140,7 +153,7 @@ class EngineLedger:
         # are the same, and are shared (never changed in place).
         # Lists compared item by item, identical objects at once: equal when every result is the same.
         # A status depends on the release only through an entry's introduced/fixed.
-        versioned = any(b != (None, None) for b in bounds.values())
+        versioned = any(b[:2] != (None, None) for b in bounds.values())
         key = ([r.verdict for r in results], [r.check for r in results], [r.entry for r in results],
                [r.form for r in results], sorted(bounds.items()), release.version if versioned else None)
         if self._last is not None and self._last[0] == key:
@@ -174,21 +187,22 @@ class EngineLedger:
             lines=tuple(v.lines) if v.lines else None, symbol=v.symbol, hint=v.hint,
             message=v.message if v.status == ERROR else None,
             sha256=v.file_sha[:SHA_DIGITS] if v.file_sha else None, check=result.check.fingerprint,
+            values=tuple(v.values) if v.values and v.status == HOLDS else None,
         )
         self._lines[key] = (v, line)  # v is kept, so that its id is not reused by another verdict
         return line
 
-    def restatus(self, bounds: Mapping[str, tuple[str | None, str | None]]) -> bool:
-        """Recompute the status of the entries of `bounds` ((introduced, fixed) by entry id) in every release,
+    def restatus(self, bounds: Mapping[str, tuple]) -> bool:
+        """Recompute the status of the entries of `bounds` (`model.entry_rules` by entry id) in every release,
         from their check records; returns whether any changed. Records are replaced, never changed in place."""
         changed = False
         for version, record in self.releases.items():
             updated = None
-            for entry, (introduced, fixed) in bounds.items():
+            for entry, rules in bounds.items():
                 current = record.entries.get(entry)
                 if current is None:
                     continue
-                status = status_of(version, current.checks, (introduced, fixed))
+                status = status_of(version, current.checks, rules)
                 if status != current.status:
                     updated = updated if updated is not None else dict(record.entries)
                     updated[entry] = replace(current, status=status)

@@ -1,7 +1,7 @@
 """The text of a ledger file: records written as deterministic JSON, keys sorted and one line per check verdict,
 so that a scheduled run's diff reads as "these verdicts changed".
 
-Layout of `ledger/<engine>.json` (format 2):
+Layout of `ledger/<engine>.json` (format 3):
 
     {"engine": "vllm", "format": 2,
      "releases": {"0.30.0": {
@@ -9,7 +9,8 @@ Layout of `ledger/<engine>.json` (format 2):
         "verified_at": "2026-11-29T07:00:00Z", "verifier": "0.4.0",
         "entries": {"<entry id>": {"status": "holds", "checks": {
             "<check id>": {"verdict": "holds", "form": 0, "path": "...", "lines": [1, 2], "symbol": "...",
-                           "sha256": "<16 hex digits>", "check": "<fingerprint>"}}}}}}}
+                           "sha256": "<16 hex digits>", "check": "<fingerprint>",
+                           "values": {"CAP": "48"}}}}}}}}   (values: only a check with `values`, where it holds)
 
 Part of `verifier.ledger`, which re-exports FORMAT_VERSION.
 """
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._ledger_records import CheckRecord, EntryRecord, ReleaseRecord
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: a check record's `values`; 2: `missing`, forms and statuses
 
 #: json.dumps(value, sort_keys=True), without making a new encoder for each of the many verdict lines.
 _sorted_json = json.JSONEncoder(sort_keys=True).encode

@@ -58,10 +58,11 @@ class Transition:
 
 
 def describe_verdict(record: CheckRecord) -> str:
-    """`holds`, `holds (form 1)`, `missing (file-missing)`..."""
+    """`holds`, `holds (form 1)`, `holds (CAP=48)`, `missing (file-missing)`..."""
     text = record.verdict
-    if record.verdict == HOLDS and record.form:
-        text += f" (form {record.form})"
+    if record.verdict == HOLDS and (record.form or record.values):
+        said = ([f"form {record.form}"] if record.form else []) + [f"{k}={v}" for k, v in record.values or ()]
+        text += f" ({', '.join(said)})"
     elif record.reason:
         text += f" ({record.reason})"
     return text
@@ -107,7 +108,8 @@ def ranges(statuses: list[tuple[str, str]], status: str = HOLDS) -> list[Range]:
 
 
 def transitions(ledger: EngineLedger, entry: str) -> list[Transition]:
-    """Every check whose verdict differs between consecutive releases where it has one (`error` skipped)."""
+    """Every check whose verdict differs between consecutive releases where it has one (`error` skipped), or that
+    holds in both with another value (`CAP` 32 -> 48: the prose reads differently)."""
     found: list[Transition] = []
     previous: dict[str, tuple[str, CheckRecord]] = {}  # check -> (version, record) of its last decided verdict
     for version in ledger.versions():
@@ -118,7 +120,9 @@ def transitions(ledger: EngineLedger, entry: str) -> list[Transition]:
             if not verdict.decided:
                 continue
             before = previous.get(check)
-            if before is not None and before[1].verdict != verdict.verdict:
+            if before is not None and (before[1].verdict != verdict.verdict or (
+                    verdict.verdict == HOLDS and before[1].values and verdict.values
+                    and before[1].values != verdict.values)):
                 found.append(Transition(entry, check, before[0], version, before[1], verdict))
             previous[check] = (version, verdict)
     return found

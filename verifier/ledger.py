@@ -36,14 +36,14 @@ from pathlib import Path
 
 from ._ledger_decode import (READABLE_FORMATS, LedgerError, _check_evidence, _location, _Malformed, _name,
                              _RESTORE, decode, decode_evidence)
-from ._ledger_records import (SHA_DIGITS, CheckRecord, EngineLedger, EntryRecord, ReleaseRecord, status_of,
-                              version_key)
+from ._ledger_records import (SHA_DIGITS, CheckRecord, EngineLedger, EntryRecord, ReleaseRecord, parts_holding,
+                              status_of, version_key)
 from ._ledger_text import FORMAT_VERSION
 from .safety import PathError, inside, name_problem, open_regular, read_regular
 
 __all__ = ["DEFAULT_DIR", "EVIDENCE_DIR", "FORMAT_VERSION", "LOCK_FILE", "MAX_EVIDENCE_BYTES", "MAX_LEDGER_BYTES",
            "READABLE_FORMATS", "SHA_DIGITS", "CheckRecord", "EngineLedger", "EntryRecord", "Ledger", "LedgerError",
-           "ReleaseRecord", "decode", "decode_evidence", "status_of", "version_key"]
+           "ReleaseRecord", "decode", "decode_evidence", "parts_holding", "status_of", "version_key"]
 
 DEFAULT_DIR = "ledger"
 EVIDENCE_DIR = "evidence"

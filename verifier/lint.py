@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from . import prose
 from .code import Fragment
 from .entries import LoadedEntry
 from .kb import KB
@@ -55,11 +56,18 @@ RULES: dict[str, str] = {
     "G313": "a form can never apply: its bounds lie outside the engine's tracked releases, or a form before it "
             "decides every release it could",
     "G314": "introduced or fixed names an engine the entry does not have, or introduced does not come before fixed",
+    "G315": "a check's values are not read by every form: each form needs `contains` without `after` in a Python "
+            "file, its fragment writing $NAME for every named value",
+    "G316": "a part is repeated, a check names a part the entry does not declare, or a declared part has no check",
     "G401": "a required section is missing",
     "G402": "sections are out of order or repeated",
     "G403": "unknown section",
     "G404": "a section is empty",
     "G405": "text before the first section",
+    "G601": "a bound in the prose ({since V: ...}) is malformed: unknown word, not PEP 440, since after until, "
+            "nested, not closed, an engine the entry lacks, or no engine where the entry has several",
+    "G602": "a {NAME} in the prose names no value of the entry's checks, or a value is of another engine than "
+            "the text it is written in",
     # Needs the ledger and its surface files (committed): `check` runs it unless --offline (verifier.surface.lint).
     "G501": "a flag, environment variable or metric named in the title, Symptom, Root cause or Workaround does "
             "not exist in a release where the entry holds",
@@ -67,6 +75,10 @@ RULES: dict[str, str] = {
             "release where the entry holds",
     "G503": "a condition names a flag or engine variable that the code (the release surface) does not have in a "
             "release where the condition applies and the entry holds",
+    "G504": "a number in the title, Symptom, Root cause or Workaround is pinned by no check (nor by the release "
+            "surface) in a release where its text applies and the entry holds",
+    "G505": "a quoted log or error text in the title, Symptom, Root cause or Workaround is in no check's pattern "
+            "holding in a release where its text applies and the entry holds",
 }
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
@@ -200,6 +212,52 @@ def _introduced_fixed(entry: Entry, loaded: LoadedEntry, kb: KB):
         if fixed is not None and release_version(introduced) and release_version(fixed) and not before(introduced, fixed):
             yield Diagnostic(loaded.file, entry.line_of(f"fixed:{engine}"), "G314",
                              f"fixed {fixed} for {engine} does not come after introduced {introduced}")
+
+
+@entry_rule
+def _parts(entry: Entry, loaded: LoadedEntry, kb: KB):
+    used = {check.part for check in loaded.linted_checks if check.part is not None}
+    for check in loaded.linted_checks:
+        if check.part is not None and check.part not in entry.parts:
+            node = loaded.check_nodes.get(check.id)
+            yield Diagnostic(loaded.file, node.key_lines.get("part", check.line) if node else check.line, "G316",
+                             f"check {check.id}: part {check.part!r} is not among the entry's parts "
+                             f"({', '.join(entry.parts) or 'it declares none'})")
+    for part in entry.parts:
+        if part not in used:
+            yield Diagnostic(loaded.file, entry.line_of(f"part:{part}"), "G316",
+                             f"part {part!r} has no check: give the checks that make it `part: {part}`")
+
+
+def prose_texts(entry: Entry) -> list[tuple[str, str, int]]:
+    """(name, Markdown, line of its first line) of the title and each section: the prose a reader sees."""
+    texts = [("title", entry.title, entry.line_of("title"))] if entry.title else []
+    return texts + [(title, text, entry.line_of(f"text:{title}")) for title, text in entry.sections.items()]
+
+
+@entry_rule
+def _prose(entry: Entry, loaded: LoadedEntry, kb: KB):
+    names = {name: check for check in loaded.linted_checks for name, _ in check.values}
+    for _, text, first in prose_texts(entry):
+        parsed = prose.parse(text, kb.engines, entry.engines)
+        for offset, code, message in parsed.problems:
+            yield Diagnostic(loaded.file, first + parsed.line_of(offset), code, message)
+        for offset, name in parsed.values:
+            if name.startswith(prose.DEFAULT):
+                continue  # `{default --flag}`: the release surface's; G501 says where the setting is missing
+            check = names.get(name)
+            line = first + parsed.line_of(offset)
+            if check is None:
+                known = ", ".join(sorted(names)) or "the entry's checks name none"
+                yield Diagnostic(loaded.file, line, "G602", f"{{{name}}} names no value of the entry's checks "
+                                                            f"({known}); a check names it with `values`")
+                continue
+            around = next((b for b in parsed.bounds if b.body_start <= offset < b.body_end), None)
+            engine = around.engine if around is not None else None
+            if len(entry.engines) > 1 and engine != check.engine:
+                yield Diagnostic(loaded.file, line, "G602",
+                                 f"{{{name}}} is read from {check.engine}'s code (check {check.id}): write it "
+                                 f"inside a bound of that engine, {{{check.engine}: ...}}")
 
 
 @entry_rule

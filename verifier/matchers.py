@@ -13,12 +13,12 @@ of them names a matcher.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import code
 from .code import _bounded, _python
 from .code._bounded import InvalidPattern, compile_query, compile_regex
-from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict
+from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict, bound_value
 
 
 class Invalid(Exception):
@@ -87,6 +87,8 @@ def _fragment(text: str, what: str) -> code.Fragment:
 
 def _contains(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
     fragment = _fragment(form.pattern, "the fragment")
+    if form.values:
+        return _contains_values(form, source, scopes, fragment)
     matches = [(scope, span) for scope in scopes for span in source.find(fragment, scope)]
     if not matches:
         return _not_found(form, source, scopes, "the fragment does not occur in the scope")
@@ -117,6 +119,30 @@ def _contains(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> 
     return Verdict(CHANGED, "not-adjacent", path=form.path, symbol=scope.symbol,
                    message="the fragment follows the `after` fragment, but not in the next statement",
                    hint=f"nearest occurrence after it: {form.path}:{source.line_of(m.start)}")
+
+
+def _contains_values(form: Form, source: code.SourceFile, scopes: list[code.Scope], fragment) -> Verdict:
+    """`contains` with named values (no `after`: lint's G315): the first match whose every `$NAME` of `values`
+    bound one of the values the claim allows holds, with what it bound; matches that bound another value make
+    the check `changed`, the value found in the hint (the fragment is there, the claim's value is not)."""
+    other = None
+    for scope in scopes:
+        for span, bound in source.find_bound(fragment, scope):
+            found = tuple((name, bound.get(name, "")) for name, _ in form.values)
+            wrong = [(name, text) for (name, text), (_, allowed) in zip(found, form.values)
+                     if bound_value(text) not in {bound_value(str(a)) for a in allowed}]
+            if not wrong:
+                return replace(_holds(form, source, span, scope.symbol), values=found)
+            other = other or (span, wrong)
+    if other is None:
+        return _not_found(form, source, scopes, "the fragment does not occur in the scope")
+    span, wrong = other
+    allowed = dict(form.values)
+    said = "; ".join(f"{name} is {text} (the claim allows {', '.join(str(v) for v in allowed[name])})"
+                     for name, text in wrong)
+    return Verdict(CHANGED, "not-found", path=form.path, symbol=source.symbol_at(span.start),
+                   hint=f"the fragment is at {form.path}:{source.lines_of(span)[0]} with another value: {said}",
+                   message="the fragment occurs in the scope only with values the claim does not allow")
 
 
 def _absent(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:

@@ -6,7 +6,7 @@ import datetime as _dt
 import functools
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -118,6 +118,9 @@ class Form:
     until: str | None = None
     index: int = 0  # 0: the check itself; 1...: the items of `earlier`
     line: int = 0  # line of the form in the entry file
+    #: The check's named values (`values`): (NAME, the values the claim allows, each as `setting_value` reads
+    #: it), for a `$NAME` of the fragment; a match binding another value does not hold.
+    values: tuple[tuple[str, tuple[object, ...]], ...] = ()
 
     @property
     def is_python(self) -> bool:
@@ -128,6 +131,8 @@ class Form:
         """A short hash of what the form looks for: a verdict of it is reused only while it is unchanged.
         Bounds are not in it: they decide where a form is tried, not what it finds."""
         spec = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent]
+        if self.values:  # only then: the fingerprints of forms without values stay what they were
+            spec.append([[name, [str(v) for v in allowed]] for name, allowed in self.values])
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
 
     def applies(self, version: str) -> bool:
@@ -151,6 +156,8 @@ class Check:
     since: str | None = None
     until: str | None = None
     earlier: tuple[Form, ...] = ()  # items of `earlier`, inheritance resolved, numbered from 1
+    values: tuple[tuple[str, tuple[object, ...]], ...] = ()  # `values`: what every form's `$NAME` may bind
+    part: str | None = None  # `part`: the part of the entry's claim this check belongs to
 
     @property
     def is_python(self) -> bool:
@@ -160,7 +167,7 @@ class Check:
     def own(self) -> Form:
         """Form 0: the check's own place and code, within its own bounds."""
         return Form(self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent,
-                    self.since, self.until, 0, self.line)
+                    self.since, self.until, 0, self.line, self.values)
 
     @cached_property
     def forms(self) -> tuple[Form, ...]:
@@ -303,6 +310,27 @@ class Condition:
         return f"{self.setting} is {'not ' if self.negated else ''}{shown}"
 
 
+def bound_word(text: str) -> str:
+    """A named value as prose shows it: a Python literal by its value (`"fcfs"` is fcfs, `0x10` is 16, `True` is
+    true), anything else (an expression, a name) as the code writes it."""
+    import ast
+
+    try:
+        value = ast.literal_eval(text) if len(text) <= 200 else text
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return text
+
+
+def bound_value(text: str) -> object:
+    """A named value as a check compares it with the values its claim allows (`setting_value` of its word)."""
+    return setting_value(bound_word(text))
+
+
 def setting_word(value: object) -> str:
     """A setting's value as people write it: `true`/`false` for booleans, the text otherwise."""
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -332,6 +360,7 @@ class Entry:
     introduced: dict[str, str] = field(default_factory=dict)  # engine -> the release where the gotcha began
     fixed: dict[str, str] = field(default_factory=dict)  # engine -> the release where it ended
     conditions: tuple[Condition, ...] = ()  # `when`: the settings under which it bites
+    parts: dict[str, str] = field(default_factory=dict)  # `parts`: id -> what it says ("with flashinfer")
     sections: dict[str, str] = field(default_factory=dict)  # section title -> Markdown
     lines: dict[str, int] = field(default_factory=dict)  # field or section name -> line
 
@@ -351,9 +380,10 @@ class Verdict:
     hint: str | None = None
     message: str | None = None
     file_sha: str | None = None  # sha256 of the file content the verdict was computed from
+    values: tuple[tuple[str, str], ...] = ()  # where it holds: what each named value bound (NAME, source text)
 
     def to_json(self) -> dict:
-        return {
+        data = {
             "verdict": self.status,
             "reason": self.reason,
             "path": self.path,
@@ -362,6 +392,9 @@ class Verdict:
             "hint": self.hint,
             "message": self.message,
         }
+        if self.values:
+            data["values"] = dict(self.values)
+        return data
 
     @classmethod
     def from_json(cls, data: dict, file_sha: str | None = None) -> Verdict:
@@ -369,8 +402,12 @@ class Verdict:
         if data["verdict"] not in VERDICTS:
             raise KeyError(data["verdict"])
         lines = tuple(data["lines"]) if data.get("lines") else None
+        values = data.get("values") or {}
+        if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                   for k, v in values.items()):
+            raise TypeError("values")
         return cls(data["verdict"], data.get("reason"), data.get("path"), lines, data.get("symbol"),
-                   data.get("hint"), data.get("message"), file_sha)
+                   data.get("hint"), data.get("message"), file_sha, tuple(values.items()))
 
 
 def is_python_path(path: str) -> bool:
@@ -407,7 +444,8 @@ def entry_status(version: str, verdicts: Iterable[str], introduced: str | None =
                  fixed: str | None = None) -> str:
     """An entry's status for one engine at one release: the one place FORMAT.md's "Verdicts" rules live.
 
-    `verdicts` are the verdicts of the entry's checks that have one at this release.
+    `verdicts` are the verdicts of the entry's checks that have one at this release (with parts, as
+    `parts_verdicts` folds them).
     """
     if (introduced is not None and before(version, introduced)) or (fixed is not None and not before(version, fixed)
                                                                     and release_version(fixed) is not None):
@@ -423,6 +461,35 @@ def entry_status(version: str, verdicts: Iterable[str], introduced: str | None =
 def entry_bounds(entry: Entry, engine: str) -> tuple[str | None, str | None]:
     """(introduced, fixed) of an entry for one engine."""
     return entry.introduced.get(engine), entry.fixed.get(engine)
+
+
+def entry_rules(entry: Entry, engine: str) -> tuple:
+    """What an entry's status at a release is decided from, besides its verdicts: (introduced, fixed), and with
+    parts, the pairs (check id, part) of that engine's checks that belong to one (hashable: ledgers key on it)."""
+    parts = tuple((c.id, c.part) for c in entry.checks if c.engine == engine and c.part is not None)
+    return (*entry_bounds(entry, engine), parts) if parts else entry_bounds(entry, engine)
+
+
+def parts_verdicts(verdicts: Mapping[str, str], parts: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """An entry's verdicts with its parts folded in (CONTRIBUTING, "Parts of a claim"): the verdicts of the checks
+    of no part, and one verdict for the parts (`holds` when every check with a verdict of some part holds, else
+    `changed` when every part with a verdict has a `changed` check, else `missing`); and the parts that hold.
+    `verdicts` are check id -> verdict of the checks that have one at the release."""
+    if not parts:
+        return list(verdicts.values()), []
+    common = [v for c, v in verdicts.items() if c not in parts]
+    by_part: dict[str, list[str]] = {}
+    for check, verdict in verdicts.items():
+        if check in parts:
+            by_part.setdefault(parts[check], []).append(verdict)
+    if not by_part:
+        return common, []
+    holding = sorted(p for p, vs in by_part.items() if all(v == HOLDS for v in vs))
+    if holding:
+        return common + [HOLDS], holding
+    if all(CHANGED in vs for vs in by_part.values()):
+        return common + [CHANGED], []
+    return common + [MISSING], []
 
 
 @dataclass(frozen=True)

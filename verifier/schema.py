@@ -74,6 +74,14 @@ def entry_schema(kb: KB) -> dict:
             "after": {**matcher_text, "description": "contains only: the match begins after this fragment"},
             "adjacent": {"type": "boolean", "description": "with after: the two statements are consecutive"},
             **bounds,
+            "values": {"type": "object", "minProperties": 1, "maxProperties": 8,
+                       "propertyNames": {"pattern": "^[A-Z][A-Z0-9_]{0,39}$"},
+                       "additionalProperties": {"type": "array", "minItems": 1, "maxItems": 32, "uniqueItems": True,
+                                                "items": {"type": ["string", "number", "boolean"]}},
+                       "description": "contains only: a $NAME of the fragment read as a value (prose writes "
+                                      "{NAME}), with the values the claim allows; another value does not hold"},
+            "part": {"type": "string", "pattern": _KEBAB,
+                     "description": "the part of the claim (an id of the entry's parts) this check belongs to"},
             "earlier": {"type": "array", "minItems": 1, "items": form,
                         "description": "the other forms the same claim took in other releases"},
         },
@@ -178,6 +186,12 @@ def entry_schema(kb: KB) -> dict:
                       "description": "per engine, the release where the gotcha ended"},
             "when": {"type": "array", "minItems": 1, "items": condition,
                      "description": "the settings under which the gotcha bites"},
+            "parts": {"type": "array", "minItems": 2, "items": {
+                "type": "object", "additionalProperties": False, "required": ["id", "says"],
+                "properties": {"id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME},
+                               "says": {"type": "string", "minLength": 3, "maxLength": 200,
+                                        "description": "when this part bites, completing 'bites ...'"}}},
+                      "description": "the parts of a claim that can hold apart: the entry holds where one does"},
             "checks": {"type": "array", "minItems": 1, "items": check},
         },
     }

@@ -10,7 +10,7 @@ from . import __version__, locate, stats
 from .evaluate import BUDGET_SPENT
 from .helper import Helper
 from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
-from .model import ERROR, HOLDS, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_bounds
+from .model import ERROR, HOLDS, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_rules
 from .progress import Progress
 from .reading import FileCache, Reader, Unknown
 from .sources import Source, SourceUnavailable
@@ -376,7 +376,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     seen = {v for v in engine_ledger.releases if not _stale(v, engine_ledger.releases[v], pairs)}
     if surface_spec is not None and surfaces is not None:
         seen &= {r.version for r in available if surfaces.current(r)}
-    bounds = {entry.id: entry_bounds(entry, engine) for entry in {id(e): e for e, _ in pairs}.values()}
+    bounds = {entry.id: entry_rules(entry, engine) for entry in {id(e): e for e, _ in pairs}.values()}
     run.releases = choose_releases(available, seen, versions=versions, since=since, new=new)
     cache = FileCache()
     parsed = FileCache()  # files parsed by relocation searches, by content: apart from `cache`, which they would flush

@@ -44,8 +44,12 @@ class _Budget:
 
 
 def _match_at(pattern: Sequence[Token], source: Sequence[Token], pi: int, si: int, hi: int,
-              bindings: dict[str, tuple[str, ...]], budget: _Budget, ends: dict[int, list[int]] | None) -> int | None:
-    """End index (exclusive) of the shortest match of pattern[pi:] at source[si:hi], or None."""
+              bindings: dict, budget: _Budget, ends: dict[int, list[int]] | None, out: dict | None = None
+              ) -> int | None:
+    """End index (exclusive) of the shortest match of pattern[pi:] at source[si:hi], or None.
+
+    `bindings` maps `$NAME` to the texts of the tokens it bound, and `@$NAME` to their (start, end) indices in
+    `source`; with `out`, the bindings of the match found are copied there (a check's named values)."""
     while pi < len(pattern):
         budget.spend()
         expected = pattern[pi]
@@ -54,8 +58,10 @@ def _match_at(pattern: Sequence[Token], source: Sequence[Token], pi: int, si: in
             last = pi + 1 == len(pattern)
             for k in _run_ends(expected, source, si, hi, budget):
                 if last:
+                    if out is not None:
+                        out.update(bindings)
                     return k
-                end = _match_at(pattern, source, pi + 1, k, hi, dict(bindings), budget, ends)
+                end = _match_at(pattern, source, pi + 1, k, hi, dict(bindings), budget, ends, out)
                 if end is not None:
                     return end
             return None
@@ -77,17 +83,21 @@ def _match_at(pattern: Sequence[Token], source: Sequence[Token], pi: int, si: in
                     budget.spend()
                     trial = dict(bindings)
                     trial[expected.text] = tuple(t.text for t in source[si:k])
-                    end = _match_at(pattern, source, pi + 1, k, hi, trial, budget, ends)
+                    trial["@" + expected.text] = (si, k)
+                    end = _match_at(pattern, source, pi + 1, k, hi, trial, budget, ends, out)
                     if end is not None:
                         return end
                 return None
             if source[si].kind == MARK:
                 return None
             bindings[expected.text] = (source[si].text,)
+            bindings["@" + expected.text] = (si, si + 1)
         elif expected.text != source[si].text:
             return None
         pi += 1
         si += 1
+    if out is not None:
+        out.update(bindings)
     return si
 
 
@@ -135,8 +145,11 @@ def _run_ends(run: Token, source: Sequence[Token], si: int, hi: int, budget: _Bu
 
 def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
          index: dict[str, list[int]] | None = None, steps: int = STEP_BUDGET,
-         ends: dict[int, list[int]] | None = None) -> Iterator[tuple[int, int]]:
+         ends: dict[int, list[int]] | None = None, bound: list | None = None) -> Iterator[tuple[int, int]]:
     """Every (start, end) token span in source[lo:hi] where the pattern matches, by start.
+
+    With `bound`, the bindings of each match are appended to it as it is yielded: NAME (of `$NAME`) -> the
+    (start, end) token indices of what it bound.
 
     `index` maps a token's text to its positions in `source`, so that a fragment
     starting with a literal token is only tried where that token occurs. With
@@ -161,8 +174,11 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
         if source[start].kind == MARK and first.kind != MARK:
             continue  # a match begins with code, never with a mark
         try:
-            end = _match_at(pattern, source, 0, start, hi, {}, budget, ends)
+            found: dict | None = {} if bound is not None else None
+            end = _match_at(pattern, source, 0, start, hi, {}, budget, ends, found)
         except RecursionError:  # the static bound above keeps it rare: a run called from very deep
             raise PatternTooDeep("matching the fragment recursed too deep (too many `$$$` and `$NAME`)") from None
         if end is not None:
+            if bound is not None:
+                bound.append({k[2:]: v for k, v in found.items() if k.startswith("@$")})
             yield start, end

@@ -35,18 +35,37 @@ class _Search(_File):
         """Every occurrence of the fragment in the scope, in order of start."""
         if not self.is_python:
             return self._find_text(fragment, scope)
-        spans: set[Span] = set()
+        return [span for span, _ in self.find_bound(fragment, scope)]
+
+    def find_bound(self, fragment: Fragment, scope: Scope) -> list[tuple[Span, dict[str, str]]]:
+        """Every occurrence of the fragment in the scope of a Python file, in order of start, with the source text
+        each `$NAME` bound there (a check's named values: FORMAT's "Values from the code")."""
+        found: dict[Span, dict[str, str]] = {}
         for region in self._regions(fragment, scope):
             stream = self.stream(region, fragment.structural)
             tokens, index = stream.tokens, stream.index
             ends = stream.ends if fragment.structural else None
-            for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends):
+            bound: list[dict] = []
+            for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends,
+                                              bound=bound):
+                names = bound[-1]
                 if end > start:  # an empty match only comes from a fragment of bare `$$$`
                     last = end - 1
                     while last > start and tokens[last].kind == _canonical.MARK:
                         last -= 1  # a run may end with marks: the match ends with its code
-                    spans.add(Span(tokens[start].start, tokens[last].end))
-        return sorted(spans, key=lambda s: (s.start, s.end))
+                    found.setdefault(Span(tokens[start].start, tokens[last].end),
+                                     {name: self._bound_text(tokens, a, b) for name, (a, b) in names.items()})
+        return sorted(found.items(), key=lambda item: (item[0].start, item[0].end))
+
+    def _bound_text(self, tokens, a: int, b: int) -> str:
+        """The source text of tokens[a:b] (marks left out at both ends), whitespace folded."""
+        while a < b and tokens[a].kind == _canonical.MARK:
+            a += 1
+        while b > a and tokens[b - 1].kind == _canonical.MARK:
+            b -= 1
+        if a >= b:
+            return ""
+        return " ".join(self.text[tokens[a].start:tokens[b - 1].end].split())
 
     def _regions(self, fragment: Fragment, scope: Scope) -> list[Scope]:
         """Where in the scope the fragment can match: the scope, or, for a structural fragment that names

@@ -22,7 +22,7 @@ from ..safety import PathError, read_regular
 from ._body import REQUIRED_SECTIONS, SECTIONS, _read_body
 from ._checks import CHECK_FIELDS, CHECK_REQUIRED, FORM_FIELDS, MODIFIERS, _check
 from ._conditions import CONDITION_FIELDS, _conditions
-from ._values import BOUNDS, HISTORY_FIELDS, _date, _history, _per_engine, _text, _text_list
+from ._values import BOUNDS, HISTORY_FIELDS, _date, _history, _parts, _per_engine, _text, _text_list
 
 __all__ = ["BOUNDS", "CHECK_FIELDS", "CHECK_REQUIRED", "CONDITION_FIELDS", "ENTRY_FIELDS", "ENTRY_REQUIRED",
            "FORM_FIELDS", "HISTORY_FIELDS", "MAX_ENTRY_BYTES", "MODIFIERS", "REQUIRED_SECTIONS", "SECTIONS",
@@ -31,7 +31,7 @@ __all__ = ["BOUNDS", "CHECK_FIELDS", "CHECK_REQUIRED", "CONDITION_FIELDS", "ENTR
 MAX_ENTRY_BYTES = 1024 * 1024
 
 ENTRY_FIELDS = ("id", "title", "scheme", "severity", "concepts", "engines", "references", "history", "withdrawn",
-                "introduced", "fixed", "when", "checks")
+                "introduced", "fixed", "when", "parts", "checks")
 ENTRY_REQUIRED = ("id", "title", "scheme", "severity", "concepts", "engines", "checks")
 
 _FENCE = "---"
@@ -149,6 +149,8 @@ def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -
             setattr(entry, key, _per_engine(fields[key], key, problem, entry))
     if "when" in fields:
         entry.conditions = tuple(_conditions(fields["when"], entry, problem, result))
+    if "parts" in fields:
+        entry.parts = _parts(fields["parts"], entry, problem)
     if "checks" in fields:
         node = fields["checks"]
         if not node.is_sequence:

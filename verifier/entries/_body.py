@@ -30,6 +30,7 @@ def _read_body(entry: Entry, body: str, first_line: int, problem) -> None:
         line = first_line + start
         end = headings[index + 1][1] if index + 1 < len(headings) else len(body_lines)
         content = "\n".join(body_lines[start + 1:end]).strip()
+        first = next((k for k in range(start + 1, end) if body_lines[k].strip()), start + 1)
         if title not in SECTIONS:
             problem(line, "G403", f"unknown section {title!r}; sections are: {', '.join(SECTIONS)}")
             continue
@@ -43,6 +44,7 @@ def _read_body(entry: Entry, body: str, first_line: int, problem) -> None:
         seen.append(title)
         entry.sections[title] = content
         entry.lines[f"section:{title}"] = line
+        entry.lines[f"text:{title}"] = first_line + first  # the section's first line of text (prose lint's lines)
     for title in REQUIRED_SECTIONS:
         if title not in seen:
             problem(first_line if not headings else first_line + headings[-1][1], "G401",

@@ -3,6 +3,7 @@ filled in, and whether each is well-formed enough to evaluate."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
     from . import LoadedEntry
 
 MODIFIERS = ("after", "adjacent")
-CHECK_FIELDS = ("id", "claim", "engine", "path", "in", *MODIFIERS) + MATCHERS + (*BOUNDS, "earlier")
+CHECK_FIELDS = ("id", "claim", "engine", "path", "in", *MODIFIERS) + MATCHERS + (*BOUNDS, "values", "part",
+                                                                                 "earlier")
 CHECK_REQUIRED = ("id", "claim", "path")
 #: The keys of an item of a check's `earlier` list.
 FORM_FIELDS = (*BOUNDS, "path", "in") + MATCHERS + MODIFIERS
@@ -56,17 +58,83 @@ def _check(node: _yaml.Node, entry: Entry, problem, result: LoadedEntry | None =
     ok = ok and adjacent_ok
     engine = values.get("engine") or (entry.engines[0] if len(entry.engines) == 1 else "")
     matcher = matchers[0] if matchers else ""
+    named, named_ok = _named_values(fields["values"], problem) if "values" in fields else ((), True)
+    part = _text(fields["part"], "part", problem) if "part" in fields else None
+    ok = ok and named_ok and ("part" not in fields or part is not None)
     check = Check(
         id=values.get("id") or "", claim=values.get("claim") or "", engine=engine,
         path=values.get("path") or "", matcher=matcher, pattern=values.get(matcher) or "",
         scope=values.get("in"), after=values.get("after"), adjacent=adjacent is True, line=node.line,
-        since=values.get("since"), until=values.get("until"),
+        since=values.get("since"), until=values.get("until"), values=named, part=part,
     )
     if "earlier" in fields:
         earlier, earlier_ok = _earlier(fields["earlier"], check, problem, result)
         check = replace(check, earlier=tuple(earlier))
         ok = ok and earlier_ok
+    if named:
+        ok = _values_problems(check, node.key_lines.get("values", node.line), problem) and ok
     return check, ok
+
+
+_VALUE_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
+#: A check names at most this many values, each with at most this many allowed.
+MAX_VALUES, MAX_ALLOWED = 8, 32
+
+
+def _named_values(node: _yaml.Node, problem) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], bool]:
+    """`values`: a mapping of a metavariable's NAME (of `$NAME`) to the list of values the claim allows."""
+    if not node.is_mapping or not node.value:
+        problem(node.line, "G203", "'values' must be a mapping of a metavariable's name (CAP for $CAP) to the list "
+                                   "of values the claim allows, like {CAP: [32, 48]}")
+        return (), False
+    found, ok = [], True
+    if len(node.value) > MAX_VALUES:
+        problem(node.line, "G203", f"'values' names {len(node.value)} values; at most {MAX_VALUES}")
+        return (), False
+    for name, item in node.value.items():
+        line = node.key_lines.get(name, node.line)
+        if not isinstance(name, str) or not _VALUE_NAME.fullmatch(name):
+            problem(line, "G203", f"value name {name!r} must be a metavariable's name in capitals (CAP for $CAP)")
+            ok = False
+            continue
+        if not item.is_sequence or not item.value or len(item.value) > MAX_ALLOWED:
+            problem(item.line, "G203", f"values.{name} must be a list of 1 to {MAX_ALLOWED} values the claim "
+                                       "allows, like [32, 48]")
+            ok = False
+            continue
+        allowed = []
+        for value in item.value:
+            text = _text(value, f"an item of values.{name}", problem)
+            if text is None:
+                ok = False
+            elif text in allowed:
+                problem(value.line, "G210", f"values.{name} repeats {text!r}")
+                ok = False
+            else:
+                allowed.append(text)
+        found.append((name, tuple(allowed)))
+    return tuple(found), ok
+
+
+def _values_problems(check: Check, line: int, problem) -> bool:
+    """G315: named values need `contains` without `after` in a Python file, in every form, each form's fragment
+    writing `$NAME` for every name (a form that did not would say nothing of the value where it applies)."""
+    ok = True
+    for form in check.forms:
+        where = "the check" if form.index == 0 else f"form {form.index} of earlier"
+        if form.matcher != "contains" or form.after is not None or not form.path.endswith((".py", ".pyi")):
+            problem(form.line if form.index else line, "G315",
+                    f"{check.id}: values need `contains` without `after`, in a Python file; {where} is not")
+            ok = False
+            continue
+        written = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", form.pattern))
+        lacking = [name for name, _ in check.values if name not in written]
+        if lacking:
+            problem(form.line if form.index else line, "G315",
+                    f"{check.id}: the fragment of {where} does not write "
+                    f"{', '.join('$' + n for n in lacking)}: every form binds every named value")
+            ok = False
+    return ok
 
 
 def _adjacent(fields: dict[str, _yaml.Node], problem) -> tuple[bool, bool]:
@@ -134,7 +202,7 @@ def _earlier(node: _yaml.Node, check: Check, problem, result: LoadedEntry | None
         else:
             matcher, pattern, after, adjacent = check.matcher, check.pattern, check.after, check.adjacent
         form = Form(check.engine, values.get("path") or check.path, matcher, pattern, scope, after, adjacent,
-                    values.get("since"), values.get("until"), index, item.line)
+                    values.get("since"), values.get("until"), index, item.line, check.values)
         forms.append(form)
         if result is not None:
             result.form_nodes[(check.id, index)] = item

@@ -86,3 +86,34 @@ def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
         if date is not None and note is not None:
             events.append(HistoryEvent(date, note))
     return events
+
+
+PART_FIELDS = ("id", "says")
+
+
+def _parts(node: _yaml.Node, entry: Entry, problem) -> dict[str, str]:
+    """`parts`: a list of {id, says}, two or more, each the part of the claim its checks (`part: ID`) make."""
+    if not node.is_sequence or len(node.value) < 2:
+        problem(node.line, "G203", "'parts' must be a list of two or more {id, says}: a claim of one part needs none")
+        return {}
+    found: dict[str, str] = {}
+    for item in node.value:
+        if not item.is_mapping:
+            problem(item.line, "G203", "a part must be a mapping {id, says}")
+            continue
+        for key in item.value:
+            if key not in PART_FIELDS:
+                problem(item.key_lines[key], "G201", f"unknown part key {key!r}; keys are: id, says")
+        if any(key not in item.value for key in PART_FIELDS):
+            problem(item.line, "G202", "a part needs 'id' and 'says'")
+            continue
+        part = _text(item.value["id"], "id", problem)
+        says = _text(item.value["says"], "says", problem)
+        if part is None or says is None:
+            continue
+        if part in found:
+            problem(item.line, "G316", f"part {part!r} appears twice")
+            continue
+        found[part] = says
+        entry.lines[f"part:{part}"] = item.line
+    return found
