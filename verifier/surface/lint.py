@@ -70,43 +70,11 @@ def _has(surface: Surface, kind: str, name: str) -> bool:
 
 
 def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
-    """G501 for one entry: `ledgers` and `surfaces` by engine (ledger.EngineLedger, store.EngineSurfaces)."""
-    found: list[Diagnostic] = []
-    named = mentions(_prose_lines(path, entry))
-    if not named:
-        return found
-    per_engine = {}
-    for engine in entry.engines:
-        stored = surfaces.get(engine)
-        ledger = ledgers.get(engine)
-        if stored is None or not stored.releases or ledger is None:
-            continue
-        recorded = {v: stored.surface(v) for v in stored.versions()}
-        holds = [v for v in stored.versions() if (r := ledger.entry(v, entry.id)) is not None and r.status == HOLDS]
-        per_engine[engine] = (recorded, holds)
-    if not per_engine:
-        return found
-    reported = set()
-    for line, kind, name in named:
-        if (kind, name) in reported:
-            continue
-        owners = [e for e, (recorded, _) in per_engine.items() if any(_has(s, kind, name) for s in recorded.values())]
-        word = {FLAG: "flag", ENV: "environment variable", METRIC: "metric"}[kind]
-        if not owners:
-            found.append(Diagnostic(entry.file, line, CODE, f"{word} {name} exists in no recorded release of "
-                                                           f"{', '.join(per_engine)}; check its spelling"))
-            reported.add((kind, name))
-            continue
-        for engine in owners:
-            recorded, holds = per_engine[engine]
-            lacking = [v for v in holds if not _has(recorded[v], kind, name)]
-            if lacking:
-                found.append(Diagnostic(entry.file, line, CODE,
-                                        f"{word} {name} does not exist in {engine} "
-                                        f"{release_spans(lacking, holds)}, where the entry holds; say from which "
-                                        f"release it applies, or what those releases have instead"))
-                reported.add((kind, name))
-    return found
+    """G501, G504 and G505 for one entry (`prose_lint`): `ledgers` and `surfaces` by engine (ledger.EngineLedger,
+    store.EngineSurfaces). `path` is kept for callers; lines come from the entry."""
+    from .prose_lint import prose_problems
+
+    return prose_problems(entry, ledgers, surfaces)
 
 
 CONDITION_CODE = "G502"
