@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from . import __version__
-from .compiled import condition_from_json
+from .compiled import condition_from_json, text_at
 from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key
 from .model import (
     CHANGED,
@@ -338,8 +338,8 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
         later = engine["releases"][engine["releases"].index(release) + 1:]
         clear = _clears(kb, item.engine, later, given, ignore, {e["id"] for e, _, _ in found})
         for entry, group, words in found:
-            result.findings.append(Finding(item.engine, release, item, entry, group, words, (release,),
-                                           clear.get(entry["id"])))
+            result.findings.append(Finding(item.engine, release, item, text_at(entry, item.engine, release), group,
+                                           words, (release,), clear.get(entry["id"])))
         result.dropped.extend(Dropped(item.engine, release, i, why) for i, why in dropped)
         result.ignored.extend(ignored)
         if later:
@@ -420,8 +420,8 @@ def _audit_range(kb: dict, item: Installed, given, ignore, result: Audit) -> Non
     for entry_id, hits in merged.items():
         release, entry, _, words = hits[-1]
         group = min((h[2] for h in hits), key=worst.__getitem__)
-        result.findings.append(Finding(item.engine, release, item, entry, group, words,
-                                       tuple(h[0] for h in hits)))
+        result.findings.append(Finding(item.engine, release, item, text_at(entry, item.engine, release), group,
+                                       words, tuple(h[0] for h in hits)))
 
 
 def _within(runs: list, index: int) -> bool:
@@ -544,6 +544,8 @@ def text(kb: dict, result: Audit, site_url: str = "") -> str:
             out.append(f"  {group} ({len(members)}):")
             for f in members:
                 out.append(f"    [{f.severity or 'unrated'}] {f.id}: {f.entry['title']}")
+                if f.entry.get("parts"):
+                    out.append(f"      bites {'; '.join(f.entry['parts'])}")
                 for words in f.conditions:
                     out.append(f"      only if {words}")
                 if f.entry["workaround"]:
@@ -574,7 +576,7 @@ NOTHING_AUDITED = ("nothing audited: no engine version was found at a tracked re
 
 def _finding_json(kb: dict, target: Target, f: Finding, site_url: str) -> dict:
     return {"id": f.id, "title": f.entry["title"], "severity": f.severity, "status": f.group,
-            "only_if": list(f.conditions), "workaround": f.entry["workaround"],
+            "only_if": list(f.conditions), "workaround": f.entry["workaround"], "parts": f.entry.get("parts", []),
             "releases": list(f.releases), "fixed_in": f.fixed_in, "url": entry_url(site_url, f.id)}
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from . import __version__
 from .model import Condition
 
-FORMAT = 2  # 2: severity, and conditions on requests, endpoints, facts and alternatives (any)
+FORMAT = 3  # 3: texts per release (bounded prose, values, parts); 2: severity, conditions of every kind
 PACKAGED = "kb.json"  # beside this module, in a wheel
 #: The largest compiled KB read (today's is about 0.3 MB).
 MAX_BYTES = 32 << 20
@@ -40,7 +40,8 @@ def compile_kb(root: str | os.PathLike) -> dict:
     from . import lint
     from .entries import load_entry
     from .ledger import DEFAULT_DIR, Ledger, LedgerError, status_of
-    from .model import entry_bounds
+    from . import prose
+    from .model import entry_rules
 
     root = Path(root)
     try:
@@ -55,6 +56,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
     except LedgerError as exc:
         raise CompiledKBError(str(exc)) from None
     entries = []
+    names = {key: e.name for key, e in kb.engines.items()}
     for path in kb.entry_files():
         loaded = load_entry(path, display=f"gotchas/{path.name}")
         entry = loaded.entry
@@ -63,7 +65,7 @@ def compile_kb(root: str | os.PathLike) -> dict:
             continue
         statuses: dict[str, dict[str, str]] = {}
         for engine in entry.engines:
-            bounds = entry_bounds(entry, engine)
+            bounds = entry_rules(entry, engine)
             found = {}
             for version, release in ledgers[engine].releases.items():
                 record = release.entries.get(entry.id)
@@ -88,12 +90,15 @@ def compile_kb(root: str | os.PathLike) -> dict:
                     "defaults": defaults if condition.given is None else {}, "spellings": spellings}
 
         conditions = [compiled_condition(c) for c in entry.conditions]
+        across = prose.entry_text(entry, None, None, ledgers, kb.engines, names, surfaces)
         entries.append({
             "id": entry.id,
-            "title": entry.title,
+            "title": across.title,
             "severity": entry.severity,
             "engines": list(entry.engines),
-            "workaround": first_step(entry.sections.get("Workaround", "")),
+            "workaround": first_step(across.sections.get("Workaround", "")),
+            "texts": {engine: _texts(entry, engine, ledgers, kb.engines, names, surfaces)
+                      for engine in entry.engines},
             "withdrawn": entry.withdrawn.isoformat() if entry.withdrawn else None,
             "conditions": conditions,
             "statuses": statuses,
@@ -110,6 +115,33 @@ def compile_kb(root: str | os.PathLike) -> dict:
     }
 
 
+def _texts(entry, engine: str, ledgers: dict, engines, names, surfaces) -> list[dict]:
+    """The entry's title, first workaround step and parts as they read at each release of the engine where it has
+    a record, one item per distinct reading, with its releases: `audit` prints the one of the audited release."""
+    from . import prose
+
+    variants: dict[tuple, list[str]] = {}
+    ledger = ledgers[engine]
+    versions = [v for v in ledger.versions() if ledger.entry(v, entry.id) is not None]
+    for version in versions if prose.varies(entry) else versions[-1:]:
+        text = prose.entry_text(entry, engine, version, ledgers, engines, names, surfaces)
+        key = (text.title, first_step(text.sections.get("Workaround", "")), tuple(text.says))
+        variants.setdefault(key, []).append(version)
+    if not prose.varies(entry) and variants:  # one reading for every release
+        variants = {key: versions for key in variants}
+    return [{"releases": found, "title": title, "workaround": workaround, "parts": list(parts)}
+            for (title, workaround, parts), found in variants.items()]
+
+
+def text_at(entry: dict, engine: str, release: str) -> dict:
+    """A compiled entry as it reads at one release: its `title`, `workaround` and `parts` those of the release."""
+    for variant in entry.get("texts", {}).get(engine, ()):
+        if release in variant["releases"]:
+            return {**entry, "title": variant["title"], "workaround": variant["workaround"],
+                    "parts": variant["parts"]}
+    return entry
+
+
 class _Surfaces:
     """An engine's recorded surfaces, each release's made once for all the conditions and the spellings."""
 
@@ -117,6 +149,9 @@ class _Surfaces:
         self.releases = stored.releases
         self._stored = stored
         self._made: dict = {}
+
+    def versions(self) -> list[str]:
+        return self._stored.versions()
 
     def surface(self, version: str):
         if version not in self._made:

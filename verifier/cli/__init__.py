@@ -169,9 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
         "show", help="an entry's status, ranges and transitions, from the ledger",
         description="An entry's status per engine and release, from the ledger: the ranges of each status, where "
                     "each check holds and in which form, and each transition. --format json gives one record per "
-                    "engine and release: {engine, version, status, checks: [{check, verdict, reason, form}]}.")
+                    "engine and release: {engine, version, status, parts, title, checks: [{check, verdict, "
+                    "reason, form, values}]}. --release V prints the entry as it reads at that release: its "
+                    "status, the parts that hold, the title and sections with that release's values and "
+                    "bounded text, and each check's verdict there.")
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
+    show.add_argument("--release", metavar="V", help="the entry as it reads at this release")
     show.add_argument("--format", choices=("text", "json"), default="text")
     show.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     show.set_defaults(run=run_show)

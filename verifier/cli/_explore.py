@@ -26,10 +26,16 @@ def run_show(args) -> int:
         return EXIT_FINDINGS
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     try:
+        release = getattr(args, "release", None)
         if args.format == "json":
-            sys.stdout.write(json.dumps(report.show_records(kb, loaded.entry, ledger, args.engine), indent=2) + "\n")
+            sys.stdout.write(json.dumps(report.show_records(kb, loaded.entry, ledger, args.engine, release),
+                                        indent=2) + "\n")
+        elif release:
+            sys.stdout.write(report.show_at(kb, loaded.entry, ledger, release, args.engine))
         else:
             sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
+    except report.NoSuchRelease as exc:
+        raise UsageError(str(exc)) from None
     except LedgerError as exc:
         raise UsageError(str(exc)) from None
     return EXIT_OK

@@ -11,10 +11,10 @@ from __future__ import annotations
 from ._check import FORMATS, annotation, as_json, check_markdown, github, junit, render, summary, text
 from ._mutate import mutate_github, mutate_report
 from ._run import RUN_FORMATS, render_run, run_markdown
-from ._show import show_entry, show_records
+from ._show import NoSuchRelease, show_at, show_entry, show_records
 from ._terminal import terminal
 from ._trace import trace_text
 
 __all__ = ["FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "github", "junit", "mutate_github",
-           "mutate_report", "render", "render_run", "run_markdown", "show_entry", "show_records", "summary",
+           "mutate_report", "render", "render_run", "run_markdown", "NoSuchRelease", "show_at", "show_entry", "show_records", "summary",
            "terminal", "text", "trace_text"]

@@ -3,33 +3,124 @@ check's history, its transitions and what contradicts its bounds; or the same as
 
 from __future__ import annotations
 
-from ..model import HOLDS, entry_bounds
+from ..model import HOLDS, entry_bounds, entry_rules
 from ._terminal import _terminal_lines
 
 
-def show_records(kb, entry, ledger, engine_filter=None) -> list[dict]:
-    """`gotchas show ID --format json`: one record per engine and release, in release order."""
-    records = []
+class NoSuchRelease(Exception):
+    """`show --release V` names a release no ledger of the entry's engines has."""
+
+
+def _surfaces(entry, ledger) -> dict:
+    """The entry's engines' release surfaces, for `{default --flag}`; an engine whose file is unreadable has none."""
+    from ..ledger import LedgerError
+
+    found = {}
+    for engine in entry.engines:
+        try:
+            found[engine] = ledger.load_surfaces(engine)
+        except LedgerError:
+            continue
+    return found
+
+
+def _ledgers(kb, entry, ledger, engine_filter=None) -> dict:
+    """The entry's engines' ledgers (its statuses recomputed as the entry says now), by engine."""
+    found = {}
     for engine in entry.engines:
         if engine_filter and engine != engine_filter:
             continue
         engine_ledger = ledger.load(engine)
-        engine_ledger.restatus({entry.id: entry_bounds(entry, engine)})
+        engine_ledger.restatus({entry.id: entry_rules(entry, engine)})
+        found[engine] = engine_ledger
+    return found
+
+
+def _engines_at(kb, entry, ledgers: dict, release: str) -> list[str]:
+    engines = [e for e, engine_ledger in ledgers.items() if engine_ledger.entry(release, entry.id) is not None]
+    if not engines:
+        names = ", ".join(kb.engines[e].name if e in kb.engines else e for e in ledgers) or "no engine"
+        raise NoSuchRelease(f"{entry.id} has no verdicts at {release} in the ledger of {names}: name a release "
+                            f"the ledger has (`gotchas show {entry.id}` lists them)")
+    return engines
+
+
+def show_records(kb, entry, ledger, engine_filter=None, release: str | None = None) -> list[dict]:
+    """`gotchas show ID --format json`: one record per engine and release, in release order (with `release`, that
+    release's only): its status, the parts of the claim that hold (with parts), the title as it reads there, and
+    each check's verdict with the values it read."""
+    from .. import prose
+
+    ledgers = _ledgers(kb, entry, ledger, engine_filter)
+    if release is not None:
+        _engines_at(kb, entry, ledgers, release)
+    names = {key: e.name for key, e in kb.engines.items()}
+    surfaces = _surfaces(entry, ledger) if prose.default_refs(entry) else {}
+    records = []
+    for engine, engine_ledger in ledgers.items():
         for version in engine_ledger.versions():
             found = engine_ledger.entry(version, entry.id)
+            if found is None or (release is not None and version != release):
+                continue
+            checks = []
+            for check in entry.checks:
+                record = found.checks.get(check.id) if check.engine == engine else None
+                if record is None:
+                    continue
+                item = {"check": check.id, "verdict": record.verdict, "reason": record.reason, "form": record.form}
+                if record.values:
+                    item["values"] = dict(record.values)
+                checks.append(item)
+            text = prose.entry_text(entry, engine, version, ledgers, kb.engines, names, surfaces)
+            record = {"engine": engine, "version": version, "status": found.status, "title": text.title,
+                      "checks": checks}
+            if entry.parts:
+                record["parts"] = text.parts
+            records.append(record)
+    return records
+
+
+def show_at(kb, entry, ledger, release: str, engine_filter=None) -> str:
+    """`gotchas show ID --release V`: the entry as a reader of that release reads it."""
+    from .. import prose
+
+    ledgers = _ledgers(kb, entry, ledger, engine_filter)
+    names = {key: e.name for key, e in kb.engines.items()}
+    surfaces = _surfaces(entry, ledger) if prose.default_refs(entry) else {}
+    out = []
+    for engine in _engines_at(kb, entry, ledgers, release):
+        record = ledgers[engine].entry(release, entry.id)
+        text = prose.entry_text(entry, engine, release, ledgers, kb.engines, names, surfaces)
+        status = record.status
+        if record.status == HOLDS and text.parts:
+            status += f" (part{'s' if len(text.parts) > 1 else ''}: {', '.join(text.parts)}: {'; '.join(text.says)})"
+        elif record.status != HOLDS and record.status != "not-affected":
+            held, total = record.verified
+            status += f" ({held} of {total} claims hold)"
+        out += [f"{entry.id} at {names.get(engine, engine)} {release}: {status}", "", f"# {text.title}", ""]
+        for title, body in text.sections.items():
+            out += [f"## {title}", "", *body.split("\n"), ""]
+        out.append("Checks:")
+        for check in entry.checks:
+            found = record.checks.get(check.id) if check.engine == engine else None
             if found is None:
                 continue
-            checks = [{"check": check.id, "verdict": record.verdict, "reason": record.reason, "form": record.form}
-                      for check in entry.checks if check.engine == engine
-                      for record in [found.checks.get(check.id)] if record is not None]
-            records.append({"engine": engine, "version": version, "status": found.status, "checks": checks})
-    return records
+            values = "".join(f" {k}={v}" for k, v in (found.values or ()))
+            where = f" {found.path}:{found.lines[0]}" if found.lines else ""
+            out.append(f"  {check.id}: {found.verdict}{f' ({found.reason})' if found.reason else ''}{values}{where}")
+        out.append("")
+    return _terminal_lines(out)
 
 
 def show_entry(kb, entry, ledger, engine_filter=None) -> str:
     from .. import history
 
-    out = [f"{entry.id}: {entry.title}",
+    from .. import prose
+
+    across = prose.entry_text(entry, None, None, _ledgers(kb, entry, ledger), kb.engines,
+                              {key: e.name for key, e in kb.engines.items()},
+                              _surfaces(entry, ledger) if prose.default_refs(entry) else {})
+    out = [f"{entry.id}: {across.title}",
            f"  severity {entry.severity or 'none'}; scheme {entry.scheme}; concepts {', '.join(entry.concepts)}"]
     if entry.withdrawn:
         out.append(f"  withdrawn on {entry.withdrawn}")
@@ -39,7 +130,7 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
         name = kb.engines[engine].name if engine in kb.engines else engine
         engine_ledger = ledger.load(engine)
         introduced, fixed = entry_bounds(entry, engine)
-        engine_ledger.restatus({entry.id: (introduced, fixed)})
+        engine_ledger.restatus({entry.id: entry_rules(entry, engine)})
         statuses = history.entry_statuses(engine_ledger, entry.id, decided=True)
         out.append("")
         out.append(f"{name}: {history.describe(name, statuses)}")

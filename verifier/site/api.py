@@ -23,13 +23,35 @@ def entry_json(site: Site, entry: Entry) -> dict:
         "conditions": [condition_to_json(c) for c in entry.conditions],
         "checks": [{"id": c.id, "claim": c.claim, "engine": c.engine, "path": c.path, "in": c.scope,
                     "matcher": c.matcher, "pattern": c.pattern, "after": c.after, "adjacent": c.adjacent,
-                    "since": c.since, "until": c.until,
+                    "since": c.since, "until": c.until, "values": {n: list(a) for n, a in c.values}, "part": c.part,
                     "earlier": [{"since": f.since, "until": f.until, "path": f.path, "in": f.scope, "matcher": f.matcher,
                                  "pattern": f.pattern, "after": f.after, "adjacent": f.adjacent} for f in c.earlier]}
                    for c in entry.checks],
         "status": {engine: site.status(entry, engine).to_json() for engine in entry.engines},
+        "parts": dict(entry.parts),
+        "texts": {engine: texts(site, entry, engine) for engine in entry.engines},
         "url": entry_url(entry.id),
     }
+
+
+def texts(site: Site, entry: Entry, engine: str) -> list[dict]:
+    """The entry as it reads at each release of the engine where it has a record, one item per distinct reading
+    (title, sections, the parts that hold) with its releases: the text for release R is the item listing R."""
+    from .. import prose
+
+    view = site.engines.get(engine)
+    versions = [v for v in (view.versions if view else []) if view.ledger.entry(v, entry.id) is not None]
+    written = site.written.get(entry.id, entry)
+    variants: dict[str, dict] = {}
+    for version in versions if prose.varies(written) else versions[-1:]:
+        text = site.text_at(entry, engine, version)
+        item = {"title": text.title, "sections": text.sections, "parts": text.parts}
+        found = variants.setdefault(_json(item), {"releases": [], **item})
+        found["releases"].append(version)
+    if not prose.varies(written):
+        for found in variants.values():
+            found["releases"] = versions
+    return list(variants.values())
 
 
 def build(b: Builder) -> None:
@@ -38,7 +60,7 @@ def build(b: Builder) -> None:
     for data in entries:
         b.add(("api", "entries", f"{data['id']}.json"), _json(data, indent=1))
     kb = {
-        "format": 2, "generated": site.generated, "verifier": __version__,
+        "format": 3, "generated": site.generated, "verifier": __version__,
         "engines": {k: {"name": v.engine.name, "package": v.engine.package, "repository": v.engine.repository,
                         "releases": [{"version": ver, "date": v.ledger.releases[ver].date} for ver in v.versions]}
                     for k, v in site.engines.items()},
@@ -52,7 +74,8 @@ def build(b: Builder) -> None:
 _STATUS_ENUM = {"enum": [*STATUSES, None]}
 ENTRY_JSON_SCHEMA = {
     "type": "object",
-    "required": ["id", "title", "scheme", "severity", "concepts", "engines", "checks", "status", "sections", "url"],
+    "required": ["id", "title", "scheme", "severity", "concepts", "engines", "checks", "status", "sections", "texts",
+                 "url"],
     "properties": {
         "id": {"type": "string"}, "title": {"type": "string"}, "scheme": {"type": "string"},
         "severity": {"type": "string"},
@@ -82,6 +105,14 @@ ENTRY_JSON_SCHEMA = {
                 "verified": {"type": "object", "additionalProperties": {
                     "type": "object", "required": ["verified", "claims"]}},
             }}},
+        "parts": {"type": "object", "additionalProperties": {"type": "string"}},
+        "texts": {"type": "object", "additionalProperties": {"type": "array", "items": {
+            "type": "object", "required": ["releases", "title", "sections", "parts"],
+            "properties": {"releases": {"type": "array", "items": {"type": "string"}}, "title": {"type": "string"},
+                           "sections": {"type": "object", "additionalProperties": {"type": "string"}},
+                           "parts": {"type": "array", "items": {"type": "string"}}}}},
+                  "description": "per engine, the entry as it reads at each release: the item whose releases "
+                                 "list R is the text for R (title and sections above read across every release)"},
         "url": {"type": "string"},
     },
 }
@@ -91,7 +122,7 @@ KB_JSON_SCHEMA = {
     "type": "object",
     "required": ["format", "generated", "engines", "schemes", "concepts", "entries"],
     "properties": {
-        "format": {"const": 2}, "generated": {"type": "string"}, "verifier": {"type": "string"},
+        "format": {"const": 3}, "generated": {"type": "string"}, "verifier": {"type": "string"},
         "engines": {"type": "object", "additionalProperties": {"type": "object", "required": ["name", "releases"]}},
         "schemes": {"type": "object", "additionalProperties": {"type": "string"}},
         "concepts": {"type": "object", "additionalProperties": {"type": "string"}},

@@ -4,12 +4,12 @@ release has), computed once."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .. import history
+from .. import history, prose
 from ..kb import KB, Engine
 from ..ledger import EngineLedger, EntryRecord, Ledger
-from ..model import CHANGED, HOLDS, MISSING, Entry, entry_bounds
+from ..model import CHANGED, HOLDS, MISSING, Entry, entry_bounds, entry_rules
 from ..surface.store import EngineSurfaces
 from .safe import url_problem
 
@@ -81,6 +81,19 @@ class Site:
     generated: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     _statuses: dict = field(default_factory=dict, repr=False, compare=False)
     _files: dict = field(default_factory=dict, repr=False, compare=False)
+    #: The entries as written (`entries` read across every release: bounds in words, values with their releases),
+    #: for the pages about one release, which read them at that release.
+    written: dict[str, Entry] = field(default_factory=dict, repr=False, compare=False)
+
+    def text_at(self, entry: Entry, engine: str, version: str):
+        """The entry as it reads at one release (`prose.entry_text`): title, sections, the parts that hold."""
+        written = self.written.get(entry.id, entry)
+        ledgers = {key: view.ledger for key, view in self.engines.items()}
+        return prose.entry_text(written, engine, version, ledgers, self.kb.engines,
+                                {key: e.name for key, e in self.kb.engines.items()}, self.surfaces())
+
+    def surfaces(self) -> dict:
+        return {key: view.surfaces for key, view in self.engines.items() if view.surfaces is not None}
 
     def engine_name(self, engine: str) -> str:
         return self.kb.engines[engine].name if engine in self.kb.engines else engine
@@ -132,12 +145,19 @@ def load(kb: KB, entries: list[Entry], ledger: Ledger, base_url: str = "/", edit
     for key, engine in kb.engines.items():
         engine_ledger = ledger.load(key)
         # Statuses as the entries say now: an edited `introduced` or `fixed` shows before the next verify.
-        engine_ledger.restatus({e.id: entry_bounds(e, key) for e in entries if key in e.engines})
+        engine_ledger.restatus({e.id: entry_rules(e, key) for e in entries if key in e.engines})
         engines[key] = EngineView(engine, engine_ledger, ledger.load_evidence(key), ledger.load_surfaces(key))
     if edit_base and not edit_base.endswith("/"):
         edit_base += "/"
-    return Site(kb, sorted(entries, key=lambda e: e.id), engines, base_url if base_url.endswith("/") else base_url + "/",
-                edit_base)
+    ledgers = {key: view.ledger for key, view in engines.items()}
+    names = {key: e.name for key, e in kb.engines.items()}
+    across = []
+    for entry in entries:  # every page not about one release reads the entry across all of them
+        text = prose.entry_text(entry, None, None, ledgers, kb.engines, names,
+                                {k: v.surfaces for k, v in engines.items() if v.surfaces is not None})
+        across.append(replace(entry, title=text.title, sections=text.sections))
+    return Site(kb, sorted(across, key=lambda e: e.id), engines, base_url if base_url.endswith("/") else base_url + "/",
+                edit_base, written={e.id: e for e in entries})
 
 
 def check(site: Site) -> None:

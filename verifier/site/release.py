@@ -37,9 +37,11 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
         result = release.entries.get(entry.id)
         if result is None:
             continue
+        text = site.text_at(entry, key, version)  # as it reads in this release: its bounds, its values
         before = view.ledger.entry(previous, entry.id) if previous else None
         if before is not None and before.status != result.status:
-            changed_since.append({"entry": entry, "before": before.status, "after": result.status})
+            changed_since.append({"entry": entry, "title": text.title, "before": before.status,
+                                  "after": result.status})
         checks = []
         for check in entry.checks:
             verdict = result.checks.get(check.id)
@@ -49,8 +51,9 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                                "reason_anchor": reason_anchor(verdict.reason, verdict.message)})
         groups.setdefault(result.status, []).append({
             "entry": entry, "status": result.status, "verified": result.verified, "checks": checks,
-            "symptom": summary(entry.sections.get("Symptom", "")),
-            "workaround": summary(entry.sections.get("Workaround", "")),
+            "title": text.title, "parts": text.says,
+            "symptom": summary(text.sections.get("Symptom", "")),
+            "workaround": summary(text.sections.get("Workaround", "")),
             "introduced": entry.introduced.get(key), "fixed": entry.fixed.get(key),
             "conditions": conditions_view(site, entry, key, version),
         })
