@@ -108,7 +108,9 @@ def test_seed_holds_in_the_latest_sglang_wheel(kb, seed):
     assert source.archive_of(latest).kind == "wheel"  # recent SGLang releases ship only wheels
     checks = [c for c in seed.checks if c.engine == "sglang"]
     found = verdicts(checks, source.open(latest))
-    assert {k: v.status for k, v in found.items()} == {c.id: "holds" for c in checks}
+    # every check with a form at the latest release holds there (one pins a log line of releases before 0.5.7)
+    assert {k: v.status for k, v in found.items()} == {c.id: "holds" for c in checks if c.forms_at(latest.version)}
+    assert len(found) >= 7
 
 
 def test_preempt_request_exists_from_0_12_0(kb, seed):
