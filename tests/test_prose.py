@@ -279,8 +279,11 @@ def test_prose_bound_to_its_releases_lints_clean_and_unbound_prose_is_found(cap_
         .replace("{since 0.2.0: The log says\n`Max running requests is reset to 48 for speculative decoding`.}",
                  "The log says\n`Max running requests is reset to 48 for speculative decoding`.") \
         .replace("at {CAP} running requests. ", "at 48 running requests. ")
+    unbound = unbound.replace("checks:\n", "when:\n  - only-if: clients also pass --tp to the router\nchecks:\n", 1)
     (cap_kb / "gotchas" / "perf-cap.md").write_text(unbound)
     code, out, err = run_cli(capsys, "check", "--engine", "vllm", "--format", "json", "--no-mutate")
+    fact = unbound.split("\n").index("  - only-if: clients also pass --tp to the router") + 1
+    assert fact in {r["line"] for r in json.loads(out) if r.get("code") == "G501"}  # audit prints the fact too
     found = {(r["code"], r["message"].split(" is ")[0].split(" does ")[0]): r["message"]
              for r in json.loads(out) if r.get("code", "").startswith("G5")}
     assert set(found) == {("G501", "flag --tp"), ("G504", "number 0.92"), ("G504", "number 48"),

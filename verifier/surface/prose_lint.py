@@ -108,16 +108,24 @@ def _is_message(span: str) -> bool:
 
 def mentions(entry, engines=()) -> list[Mention]:
     """Every flag, variable, metric, number and quoted message of the entry's title, Symptom, Root cause and
-    Workaround, with its line and bound."""
-    texts = [("title", entry.title, entry.line_of("title"))] if entry.title else []
-    texts += [(t, entry.sections[t], entry.line_of(f"text:{t}")) for t in SECTIONS if t in entry.sections]
+    Workaround, and of the facts of its conditions (`only-if`: audit and the release pages print them), with its
+    line and bound (a condition's own engine and since/until bound its fact)."""
+    texts = [("title", entry.title, entry.line_of("title"), None)] if entry.title else []
+    texts += [(t, entry.sections[t], entry.line_of(f"text:{t}"), None) for t in SECTIONS if t in entry.sections]
+    for top in entry.conditions:
+        for condition in (top.any or (top,)):
+            if condition.fact:
+                since = condition.since or top.since
+                until = condition.until or top.until
+                texts.append(("only-if", condition.fact, condition.line or top.line,
+                              prose.Bound(0, 0, 0, len(condition.fact), condition.engine, since, until)))
     found: list[Mention] = []
-    for _, text, first in texts:
+    for _, text, first, outer in texts:
         parsed = prose.parse(text, engines, entry.engines)
         examples = [(b.body_start, b.body_end) for b in parsed.bounds if b.example]
 
-        def bound_at(offset: int) -> prose.Bound | None:
-            return next((b for b in parsed.bounds if b.body_start <= offset < b.body_end and not b.example), None)
+        def bound_at(offset: int, outer=outer) -> prose.Bound | None:
+            return next((b for b in parsed.bounds if b.body_start <= offset < b.body_end and not b.example), outer)
 
         def paragraph_at(offset: int) -> str:
             start = text.rfind("\n\n", 0, offset)
