@@ -83,6 +83,11 @@ def test_an_items_alternative_on_its_next_line_becomes_the_item():
     assert prose.render(text, "vllm", "0.9.0") == "- First.\n- Send `cache_salt`.\n- Last."
 
 
+def test_a_line_that_held_only_left_out_text_keeps_its_paragraph_whole():
+    text = "One paragraph\n{until 0.8.5: about old releases}\ngoes on.\n\nAnother."
+    assert prose.render(text, "vllm", "0.9.0") == "One paragraph\ngoes on.\n\nAnother."
+
+
 def test_engine_bounds_and_values():
     text = "{sglang: SGLang caps at {CAP}.}{vllm: vLLM does not.}"
     assert prose.render(text, "sglang", "0.4.4", {"CAP": "32"}, ["vllm", "sglang"]) == "SGLang caps at 32."

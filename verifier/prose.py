@@ -259,8 +259,8 @@ def _tidy_line(line: str) -> str:
 
 
 def tidy(text: str) -> str:
-    """What leaving out a bounded text leaves behind: list items and paragraphs with nothing in them, doubled
-    spaces, a space before a full stop."""
+    """What leaving out a bounded text leaves behind (each cut marked): the lines and list items that held only
+    left-out text, and the spaces around each cut."""
     lines: list[str] = []
     raw = text.split("\n")
     for index, line in enumerate(raw):
@@ -271,8 +271,10 @@ def tidy(text: str) -> str:
                 # the item's first line was left out, its next line kept: that line becomes the item's first
                 raw[index + 1] = f"{marker.group()} {following.strip()}"
             continue
+        if _CUT in line and not line.replace(_CUT, "").strip():
+            continue  # a line that held only left-out text goes: the paragraph around it stays one
         lines.append(line)
-    lines = [_tidy_line(line) if line.replace(_CUT, "").strip() else "" for line in lines]
+    lines = [_tidy_line(line) if line.strip() else "" for line in lines]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
@@ -280,11 +282,6 @@ def varies(entry) -> bool:
     """Whether the entry reads differently at some release: it has bounded text, values or parts."""
     texts = [entry.title, *entry.sections.values()]
     return bool(entry.parts) or any("{" in t and (VALUE_REF.search(t) or _OPENER.search(t)) for t in texts)
-
-
-def plain_words(text: str) -> str:
-    """A text's words with the bound markers taken out and values as written: what search indexes."""
-    return render(text, None, None)
 
 
 # --- values across releases ----------------------------------------------------------------------------------
