@@ -7,7 +7,8 @@ always the data the wheel was built from (a committed copy would go stale with
 every nightly ledger update). A checkout (`--kb DIR`, or the checkout an
 editable install runs from) is compiled on the fly, the same way.
 
-Per entry: id, title, severity, engines, the first step of its Workaround, its conditions
+Per entry: id, title, severity, engines, the first step of its Workaround (title and step as they read across
+every release, and per engine as they read at each release, with the parts that hold there: `texts`), its conditions
 (`when`), and per engine the status at each release of the ledger (recomputed
 from the check verdicts with the entry's `introduced`/`fixed`, as `show` does),
 and per condition the releases where its witness check holds and, from the release surface, the default the code
@@ -37,10 +38,9 @@ class CompiledKBError(Exception):
 def compile_kb(root: str | os.PathLike) -> dict:
     """The compiled KB of a checkout: its entries (lint-clean ones only) and its ledger."""
     from . import kb as kb_module
-    from . import lint
+    from . import lint, prose
     from .entries import load_entry
     from .ledger import DEFAULT_DIR, Ledger, LedgerError, status_of
-    from . import prose
     from .model import entry_rules
 
     root = Path(root)

@@ -113,9 +113,7 @@ def show_at(kb, entry, ledger, release: str, engine_filter=None) -> str:
 
 
 def show_entry(kb, entry, ledger, engine_filter=None) -> str:
-    from .. import history
-
-    from .. import prose
+    from .. import history, prose
 
     across = prose.entry_text(entry, None, None, _ledgers(kb, entry, ledger), kb.engines,
                               {key: e.name for key, e in kb.engines.items()},

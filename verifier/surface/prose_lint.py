@@ -39,7 +39,8 @@ _METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
 _NOT_NUMBERS = re.compile(
     r"https?://\S+"
     r"|[\w.-]*#\d+"
-    r"|\b(?:PRs?|[Ii]ssues?|RFC|[Pp]ull requests?|commit)[ \t]+#?\d+(?![\w.])(?:(?:,[ \t]*|[ \t]+and[ \t]+)#?\d+(?![\w.]))*"
+    r"|\b(?:PRs?|[Ii]ssues?|RFC|[Pp]ull requests?|commit)[ \t]+#?\d+(?![\w.])"
+    r"(?:(?:,[ \t]*|[ \t]+and[ \t]+)#?\d+(?![\w.]))*"
     r"|(?<![\w.])v?\d+(?:\.\d+){2,}(?:[.-]?(?:post|rc|dev|a|b)\d*)*(?![\w])"
     r"|(?<![\w.])\d+\.\d+(?:[.-]?(?:post|rc|dev)\d*)+"
     r"|(?<![\w.])v?\d+\.\d+\.(?:x|\*)(?![\w])"
