@@ -88,6 +88,13 @@ def test_a_line_that_held_only_left_out_text_keeps_its_paragraph_whole():
     assert prose.render(text, "vllm", "0.9.0") == "One paragraph\ngoes on.\n\nAnother."
 
 
+def test_a_kept_text_that_starts_with_punctuation_joins_the_word_before():
+    text = "Any URL is fetched {since 0.11.0: , unless a list is set}."
+    assert prose.render(text, "vllm", "0.11.0") == "Any URL is fetched, unless a list is set."
+    assert prose.render(text, "vllm", "0.10.2") == "Any URL is fetched."
+    assert prose.render(text, None, None) == "Any URL is fetched, *(from 0.11.0)* unless a list is set."
+
+
 def test_engine_bounds_and_values():
     text = "{sglang: SGLang caps at {CAP}.}{vllm: vLLM does not.}"
     assert prose.render(text, "sglang", "0.4.4", {"CAP": "32"}, ["vllm", "sglang"]) == "SGLang caps at 32."

@@ -227,10 +227,22 @@ def render(text: str, engine: str | None, version: str | None, values: Mapping[s
         if bound.example:
             out.append(body)
         elif version is not None:
-            out.append(body if bound.applies(engine or "", version) else _CUT)
+            if bound.applies(engine or "", version):
+                if body[:1] in (",", ";", ".", ":", ")") and out and out[-1][-1:] in (" ", "\t"):
+                    out[-1] = out[-1].rstrip(" \t")  # `included {since V: , unless ...}` reads `included, unless`
+                out.append(body)
+            else:
+                out.append(_CUT)
         elif engine is None or bound.engine in (None, engine):
             versioned = bound.since or bound.until
-            out.append(f"{mark.format(bound.words(names))} {body}" if versioned or engine is None else body)
+            if not (versioned or engine is None):
+                out.append(body)
+            elif body[:1] in (",", ";", ".", ":", ")"):  # the punctuation stays with the word before
+                if out and out[-1][-1:] in (" ", "\t"):
+                    out[-1] = out[-1].rstrip(" \t")
+                out.append(f"{body[0]} {mark.format(bound.words(names))} {body[1:].lstrip()}")
+            else:
+                out.append(f"{mark.format(bound.words(names))} {body}")
         else:
             out.append(_CUT)
         last = bound.end
