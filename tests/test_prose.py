@@ -95,6 +95,11 @@ def test_a_kept_text_that_starts_with_punctuation_joins_the_word_before():
     assert prose.render(text, None, None) == "Any URL is fetched, *(from 0.11.0)* unless a list is set."
 
 
+def test_two_left_out_texts_in_a_row_leave_one_space():
+    text = "First. {since 2.0: Second.} {since 3.0: Third.} Last."
+    assert prose.render(text, "vllm", "1.0") == "First. Last."
+
+
 def test_engine_bounds_and_values():
     text = "{sglang: SGLang caps at {CAP}.}{vllm: vLLM does not.}"
     assert prose.render(text, "sglang", "0.4.4", {"CAP": "32"}, ["vllm", "sglang"]) == "SGLang caps at 32."

@@ -210,7 +210,7 @@ def _head(head: str, start: int, body: int, engines: set[str], entry_engines: li
 _CUT = "\x00"
 _EMPTY_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])?[ \t\x00]*$")
 #: The spaces around a cut (only there: text as written, code spans included, keeps its own spacing).
-_AROUND_CUT = re.compile("[ \t]*\x00+[ \t]*")
+_AROUND_CUT = re.compile("(?:[ \t]*\x00)+[ \t]*")  # cuts next to each other are one
 
 
 def render(text: str, engine: str | None, version: str | None, values: Mapping[str, str] | None = None,
@@ -265,7 +265,7 @@ def _tidy_line(line: str) -> str:
             return re.match(r"[ \t]*", m.group()).group()
         if not after or after[0] in ".,;:)":
             return ""
-        return " " if m.group() != _CUT * len(m.group()) else ""
+        return " " if m.group().strip(" \t") != m.group() else ""
 
     return _AROUND_CUT.sub(joined, line)
 
