@@ -1,72 +1,16 @@
-"""Lint against the release surface (G501): a flag, environment variable or metric that an entry's title, Symptom,
-Root cause or Workaround names must exist in every release where the entry holds.
+"""Lint against the ledger and the release surface: the prose (G501, G504, G505, in `prose_lint`) and the conditions
+(G502, G503) of an entry, judged at every release where the entry holds.
 
 It reads the ledger (where each entry holds) and the surface files beside it, both committed, so it runs without the
-network; `gotchas check` runs it unless `--offline`, and `verify` does not wait for it. A name belongs to an engine
-of the entry when some recorded release of that engine has it (a vLLM flag in an entry about both engines is not
-looked for in SGLang); a name no engine of the entry has in any recorded release is reported too (a typo, or a
-name that never existed). Until sentences can be bounded to releases, the way to answer a finding is the prose:
-say from which release the flag exists, or name the one each range has.
+network; `gotchas check` runs it unless `--offline`, and `verify` does not wait for it.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ..model import HOLDS, Diagnostic, release_spans
-from .model import ENV, FLAG, METRIC, Surface
-
-CODE = "G501"  # what it catches is written in lint.RULES, with the other codes
-
-_FLAG = re.compile(r"(?<![\w/.-])--[a-z0-9][a-z0-9_-]*[a-z0-9]")
-_ENV = re.compile(r"\b(?:VLLM|SGLANG|SGL)_[A-Z0-9_]*[A-Z0-9]\b")
-_METRIC = re.compile(r"\b(?:vllm|sglang):[a-z0-9_:]*[a-z0-9]\b")
-#: What Prometheus adds to a metric's name when it is exported (a counter's `_total`, a histogram's series).
-_METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
-_PROSE_SECTIONS = ("Symptom", "Root cause", "Workaround")
-
-
-def mentions(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
-    """(line, kind, name) of each flag, variable and metric named in the numbered lines, once per line."""
-    found = []
-    for number, text in lines:
-        seen = set()
-        for kind, pattern in ((FLAG, _FLAG), (ENV, _ENV), (METRIC, _METRIC)):
-            for m in pattern.finditer(text):
-                if (kind, m.group()) not in seen:
-                    seen.add((kind, m.group()))
-                    found.append((number, kind, m.group()))
-    return found
-
-
-def _prose_lines(path: Path, entry) -> list[tuple[int, str]]:
-    """The title's line and the lines of the Symptom, Root cause and Workaround sections, numbered as in the file."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    except OSError:
-        return []
-    chosen = []
-    title_line = entry.lines.get("title")
-    if title_line:
-        chosen.append((title_line, lines[title_line - 1] if title_line <= len(lines) else entry.title))
-    starts = sorted((line, title) for key, line in entry.lines.items() if key.startswith("section:")
-                    for title in [key.split(":", 1)[1]])
-    for index, (start, title) in enumerate(starts):
-        if title not in _PROSE_SECTIONS:
-            continue
-        end = starts[index + 1][0] - 1 if index + 1 < len(starts) else len(lines)
-        chosen += [(n, lines[n - 1]) for n in range(start + 1, end + 1) if n <= len(lines)]
-    return chosen
-
-
-def _has(surface: Surface, kind: str, name: str) -> bool:
-    if kind == FLAG:
-        return surface.flag(name) is not None
-    if kind == ENV:
-        return (ENV, name) in surface.items
-    names = {name} | {name[:-len(s)] for s in _METRIC_SUFFIXES if name.endswith(s)}
-    return any((METRIC, n) in surface.items for n in names)
+from .model import ENV, Surface
 
 
 def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
@@ -149,5 +93,4 @@ def _has_setting(surface: Surface, condition) -> bool:
     return (ENV, condition.env) in surface.items
 
 
-__all__ = ["CODE", "CONDITION_CODE", "SETTING_CODE", "condition_problems", "condition_setting_problems", "mentions",
-           "surface_problems"]
+__all__ = ["CONDITION_CODE", "SETTING_CODE", "condition_problems", "condition_setting_problems", "surface_problems"]
