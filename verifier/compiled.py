@@ -120,17 +120,16 @@ def _texts(entry, engine: str, ledgers: dict, engines, names, surfaces) -> list[
     a record, one item per distinct reading, with its releases: `audit` prints the one of the audited release."""
     from . import prose
 
-    variants: dict[tuple, list[str]] = {}
     ledger = ledgers[engine]
     versions = [v for v in ledger.versions() if ledger.entry(v, entry.id) is not None]
-    for version in versions if prose.varies(entry) else versions[-1:]:
-        text = prose.entry_text(entry, engine, version, ledgers, engines, names, surfaces)
+    order = {v: i for i, v in enumerate(versions)}
+    variants: dict[tuple, list[str]] = {}  # readings that differ only past the workaround's first step are one
+    for releases, text in prose.readings(
+            entry, versions, lambda v: prose.entry_text(entry, engine, v, ledgers, engines, names, surfaces)):
         key = (text.title, first_step(text.sections.get("Workaround", "")), tuple(text.says))
-        variants.setdefault(key, []).append(version)
-    if not prose.varies(entry) and variants:  # one reading for every release
-        variants = {key: versions for key in variants}
-    return [{"releases": found, "title": title, "workaround": workaround, "parts": list(parts)}
-            for (title, workaround, parts), found in variants.items()]
+        variants.setdefault(key, []).extend(releases)
+    return [{"releases": sorted(found, key=order.__getitem__), "title": title, "workaround": workaround,
+             "parts": list(parts)} for (title, workaround, parts), found in variants.items()]
 
 
 def text_at(entry: dict, engine: str, release: str) -> dict:

@@ -290,6 +290,22 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
+def readings(entry, versions: list[str], read) -> list[tuple[list[str], EntryText]]:
+    """The entry's distinct readings over `versions` (of one engine, in order; `read(version)` gives its
+    `EntryText`), each with the releases that read so, in the order of their first release. An entry that never
+    varies is read once, at the newest release, for all of them."""
+    if not versions:
+        return []
+    if not varies(entry):
+        return [(list(versions), read(versions[-1]))]
+    found: dict[tuple, tuple[list[str], EntryText]] = {}
+    for version in versions:
+        text = read(version)
+        key = (text.title, tuple(text.sections.items()), tuple(text.parts))
+        found.setdefault(key, ([], text))[0].append(version)
+    return list(found.values())
+
+
 def varies(entry) -> bool:
     """Whether the entry reads differently at some release: it has bounded text, values or parts."""
     texts = [entry.title, *entry.sections.values()]

@@ -36,6 +36,16 @@ def _ledgers(kb, entry, ledger, engine_filter=None) -> dict:
     return found
 
 
+def _reader(kb, entry, ledger, ledgers: dict):
+    """`read(engine, version)`: the entry as it reads there (`prose.entry_text`; both None: across all), with the
+    values of `ledgers` and, when the prose writes a default, the release surfaces."""
+    from .. import prose
+
+    names = {key: e.name for key, e in kb.engines.items()}
+    surfaces = _surfaces(entry, ledger) if prose.default_refs(entry) else {}
+    return lambda engine, version: prose.entry_text(entry, engine, version, ledgers, kb.engines, names, surfaces)
+
+
 def _engines_at(kb, entry, ledgers: dict, release: str) -> list[str]:
     engines = [e for e, engine_ledger in ledgers.items() if engine_ledger.entry(release, entry.id) is not None]
     if not engines:
@@ -49,13 +59,10 @@ def show_records(kb, entry, ledger, engine_filter=None, release: str | None = No
     """`gotchas show ID --format json`: one record per engine and release, in release order (with `release`, that
     release's only): its status, the parts of the claim that hold (with parts), the title as it reads there, and
     each check's verdict with the values it read."""
-    from .. import prose
-
     ledgers = _ledgers(kb, entry, ledger, engine_filter)
     if release is not None:
         _engines_at(kb, entry, ledgers, release)
-    names = {key: e.name for key, e in kb.engines.items()}
-    surfaces = _surfaces(entry, ledger) if prose.default_refs(entry) else {}
+    read = _reader(kb, entry, ledger, ledgers)
     records = []
     for engine, engine_ledger in ledgers.items():
         for version in engine_ledger.versions():
@@ -71,7 +78,7 @@ def show_records(kb, entry, ledger, engine_filter=None, release: str | None = No
                 if record.values:
                     item["values"] = dict(record.values)
                 checks.append(item)
-            text = prose.entry_text(entry, engine, version, ledgers, kb.engines, names, surfaces)
+            text = read(engine, version)
             record = {"engine": engine, "version": version, "status": found.status, "title": text.title,
                       "checks": checks}
             if entry.parts:
@@ -82,15 +89,13 @@ def show_records(kb, entry, ledger, engine_filter=None, release: str | None = No
 
 def show_at(kb, entry, ledger, release: str, engine_filter=None) -> str:
     """`gotchas show ID --release V`: the entry as a reader of that release reads it."""
-    from .. import prose
-
     ledgers = _ledgers(kb, entry, ledger, engine_filter)
     names = {key: e.name for key, e in kb.engines.items()}
-    surfaces = _surfaces(entry, ledger) if prose.default_refs(entry) else {}
+    read = _reader(kb, entry, ledger, ledgers)
     out = []
     for engine in _engines_at(kb, entry, ledgers, release):
         record = ledgers[engine].entry(release, entry.id)
-        text = prose.entry_text(entry, engine, release, ledgers, kb.engines, names, surfaces)
+        text = read(engine, release)
         status = record.status
         if record.status == HOLDS and text.parts:
             status += f" (part{'s' if len(text.parts) > 1 else ''}: {', '.join(text.parts)}: {'; '.join(text.says)})"
@@ -113,12 +118,10 @@ def show_at(kb, entry, ledger, release: str, engine_filter=None) -> str:
 
 
 def show_entry(kb, entry, ledger, engine_filter=None) -> str:
-    from .. import history, prose
+    from .. import history
 
-    across = prose.entry_text(entry, None, None, _ledgers(kb, entry, ledger), kb.engines,
-                              {key: e.name for key, e in kb.engines.items()},
-                              _surfaces(entry, ledger) if prose.default_refs(entry) else {})
-    out = [f"{entry.id}: {across.title}",
+    ledgers = _ledgers(kb, entry, ledger)  # every engine's: the title across them names each one's values
+    out = [f"{entry.id}: {_reader(kb, entry, ledger, ledgers)(None, None).title}",
            f"  severity {entry.severity or 'none'}; scheme {entry.scheme}; concepts {', '.join(entry.concepts)}"]
     if entry.withdrawn:
         out.append(f"  withdrawn on {entry.withdrawn}")
@@ -126,9 +129,8 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
         if engine_filter and engine != engine_filter:
             continue
         name = kb.engines[engine].name if engine in kb.engines else engine
-        engine_ledger = ledger.load(engine)
+        engine_ledger = ledgers[engine]
         introduced, fixed = entry_bounds(entry, engine)
-        engine_ledger.restatus({entry.id: entry_rules(entry, engine)})
         statuses = history.entry_statuses(engine_ledger, entry.id, decided=True)
         out.append("")
         out.append(f"{name}: {history.describe(name, statuses)}")

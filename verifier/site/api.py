@@ -41,17 +41,9 @@ def texts(site: Site, entry: Entry, engine: str) -> list[dict]:
 
     view = site.engines.get(engine)
     versions = [v for v in (view.versions if view else []) if view.ledger.entry(v, entry.id) is not None]
-    written = site.written.get(entry.id, entry)
-    variants: dict[str, dict] = {}
-    for version in versions if prose.varies(written) else versions[-1:]:
-        text = site.text_at(entry, engine, version)
-        item = {"title": text.title, "sections": text.sections, "parts": text.parts}
-        found = variants.setdefault(_json(item), {"releases": [], **item})
-        found["releases"].append(version)
-    if not prose.varies(written):
-        for found in variants.values():
-            found["releases"] = versions
-    return list(variants.values())
+    return [{"releases": releases, "title": text.title, "sections": text.sections, "parts": text.parts}
+            for releases, text in prose.readings(site.written.get(entry.id, entry), versions,
+                                                 lambda v: site.text_at(entry, engine, v))]
 
 
 def build(b: Builder) -> None:

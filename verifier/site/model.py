@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from .. import history, prose
 from ..kb import KB, Engine
@@ -85,14 +86,22 @@ class Site:
     #: for the pages about one release, which read them at that release.
     written: dict[str, Entry] = field(default_factory=dict, repr=False, compare=False)
 
-    def text_at(self, entry: Entry, engine: str, version: str):
-        """The entry as it reads at one release (`prose.entry_text`): title, sections, the parts that hold."""
-        written = self.written.get(entry.id, entry)
-        ledgers = {key: view.ledger for key, view in self.engines.items()}
-        return prose.entry_text(written, engine, version, ledgers, self.kb.engines,
-                                {key: e.name for key, e in self.kb.engines.items()}, self.surfaces())
+    def text_at(self, entry: Entry, engine: str | None, version: str | None):
+        """The entry as it reads at one release (`prose.entry_text`; both None: across every release and engine):
+        title, sections, the parts that hold."""
+        return prose.entry_text(self.written.get(entry.id, entry), engine, version, self._ledgers, self.kb.engines,
+                                self._engine_names, self._surfaces)
 
-    def surfaces(self) -> dict:
+    @cached_property
+    def _ledgers(self) -> dict:
+        return {key: view.ledger for key, view in self.engines.items()}
+
+    @cached_property
+    def _engine_names(self) -> dict:
+        return {key: e.name for key, e in self.kb.engines.items()}
+
+    @cached_property
+    def _surfaces(self) -> dict:
         return {key: view.surfaces for key, view in self.engines.items() if view.surfaces is not None}
 
     def engine_name(self, engine: str) -> str:
@@ -149,15 +158,14 @@ def load(kb: KB, entries: list[Entry], ledger: Ledger, base_url: str = "/", edit
         engines[key] = EngineView(engine, engine_ledger, ledger.load_evidence(key), ledger.load_surfaces(key))
     if edit_base and not edit_base.endswith("/"):
         edit_base += "/"
-    ledgers = {key: view.ledger for key, view in engines.items()}
-    names = {key: e.name for key, e in kb.engines.items()}
+    site = Site(kb, [], engines, base_url if base_url.endswith("/") else base_url + "/", edit_base,
+                written={e.id: e for e in entries})
     across = []
     for entry in entries:  # every page not about one release reads the entry across all of them
-        text = prose.entry_text(entry, None, None, ledgers, kb.engines, names,
-                                {k: v.surfaces for k, v in engines.items() if v.surfaces is not None})
+        text = site.text_at(entry, None, None)
         across.append(replace(entry, title=text.title, sections=text.sections))
-    return Site(kb, sorted(across, key=lambda e: e.id), engines, base_url if base_url.endswith("/") else base_url + "/",
-                edit_base, written={e.id: e for e in entries})
+    site.entries = sorted(across, key=lambda e: e.id)
+    return site
 
 
 def check(site: Site) -> None:
