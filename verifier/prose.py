@@ -385,9 +385,9 @@ def values_at(entry, engine_ledger, version: str) -> dict[str, str]:
     from .model import bound_word
 
     found = {}
-    record = engine_ledger.entry(version, entry.id) if engine_ledger is not None else None
+    record = engine_ledger.entry(version, entry.id)
     for check in entry.checks:
-        if not check.values or check.engine != getattr(engine_ledger, "engine", check.engine):
+        if not check.values or check.engine != engine_ledger.engine:
             continue
         read = record.checks.get(check.id) if record is not None else None
         bound = dict(read.values) if read is not None and read.values else {}

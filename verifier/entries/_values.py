@@ -64,23 +64,29 @@ def _per_engine(node: _yaml.Node, key: str, problem, entry: Entry) -> dict[str, 
     return found
 
 
+def _records(items: list[_yaml.Node], fields: tuple[str, ...], what: str, problem):
+    """The items of a list of mappings with fixed fields (history, parts) that have all of them; the others, and
+    unknown fields, are said."""
+    for item in items:
+        if not item.is_mapping:
+            problem(item.line, "G203", f"a {what} must be a mapping {{{', '.join(fields)}}}")
+            continue
+        for key in item.value:
+            if key not in fields:
+                problem(item.key_lines[key], "G201", f"unknown {what} field {key!r}; fields are: {', '.join(fields)}")
+        missing = [k for k in fields if k not in item.value]
+        for key in missing:
+            problem(item.line, "G202", f"{what} is missing {key!r}")
+        if not missing:
+            yield item
+
+
 def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
     if not node.is_sequence:
         problem(node.line, "G203", "'history' must be a list of {date, note}")
         return []
     events = []
-    for item in node.value:
-        if not item.is_mapping:
-            problem(item.line, "G203", "a history item must be a mapping {date, note}")
-            continue
-        for key in item.value:
-            if key not in HISTORY_FIELDS:
-                problem(item.key_lines[key], "G201", f"unknown history field {key!r}; fields are: date, note")
-        missing = [k for k in HISTORY_FIELDS if k not in item.value]
-        for key in missing:
-            problem(item.line, "G202", f"history item is missing {key!r}")
-        if missing:
-            continue
+    for item in _records(node.value, HISTORY_FIELDS, "history item", problem):
         date = _date(item.value["date"], "date", problem)
         note = _text(item.value["note"], "note", problem)
         if date is not None and note is not None:
@@ -97,16 +103,7 @@ def _parts(node: _yaml.Node, entry: Entry, problem) -> dict[str, str]:
         problem(node.line, "G203", "'parts' must be a list of two or more {id, says}: a claim of one part needs none")
         return {}
     found: dict[str, str] = {}
-    for item in node.value:
-        if not item.is_mapping:
-            problem(item.line, "G203", "a part must be a mapping {id, says}")
-            continue
-        for key in item.value:
-            if key not in PART_FIELDS:
-                problem(item.key_lines[key], "G201", f"unknown part key {key!r}; keys are: id, says")
-        if any(key not in item.value for key in PART_FIELDS):
-            problem(item.line, "G202", "a part needs 'id' and 'says'")
-            continue
+    for item in _records(node.value, PART_FIELDS, "part", problem):
         part = _text(item.value["id"], "id", problem)
         says = _text(item.value["says"], "says", problem)
         if part is None or says is None:

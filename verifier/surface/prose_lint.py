@@ -300,10 +300,8 @@ class _Evidence:
 
     def ever(self, mention: Mention) -> bool:
         """Whether any recorded release of the engine has it (for a two-engine entry: whose name it is)."""
-        if mention.kind in (FLAG, ENV, METRIC):
-            return any(self.pins(mention, v) for v in self.versions) or any(
-                self.pins(mention, v) for v in self.patterns)
-        return any(self.pins(mention, v) for v in self.patterns)
+        versions = set(self.patterns) | (set(self.versions) if mention.kind in (FLAG, ENV, METRIC) else set())
+        return any(self.pins(mention, v) for v in versions)
 
 
 _RANGE = re.compile(r"\brange\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
