@@ -29,21 +29,43 @@ def test_a_bounded_text_applies_only_within_its_bounds():
     assert "*(from 0.9.0)* Send `cache_salt`." in across and "*(up to 0.8.5)* Upgrade to 0.9.0." in across
 
 
-def test_a_list_item_left_empty_goes_and_braces_in_code_are_text():
-    text = "- First.\n- {since 2.0: Only new.}\n- Keep `{\"a\": 1}` and {key: value}."
-    assert prose.render(text, "vllm", "1.0") == "- First.\n- Keep `{\"a\": 1}` and {key: value}."
-    assert prose.parse(text, ["vllm"]).problems == []
+#: (text, engine, version, what a reader of that release reads): what leaving out a bounded text leaves behind.
+ITEM = "- First.\n- {since 0.9.0: Send `cache_salt`.}\n  {until 0.8.5: Upgrade to 0.9.0.}\n- Last."
+WRAPPED = "A number ends this wrapped line at\n42.\n\n- {since 2.0: new}\n- {until\n  1.0: old}"
+PUNCTUATION = "Any URL is fetched {since 0.11.0: , unless a list is set}."
+CODE_BRACES = "- First.\n- {since 2.0: Only new.}\n- Keep `{\"a\": 1}` and {key: value}."
+RENDERED = [
+    pytest.param(CODE_BRACES, "vllm", "1.0", "- First.\n- Keep `{\"a\": 1}` and {key: value}.",
+                 id="a list item left empty goes; braces in code and {key: value} are text"),
+    pytest.param(WRAPPED, "vllm", "1.5", "A number ends this wrapped line at\n42.",
+                 id="only what a left-out text emptied goes ('42.' stays)"),
+    pytest.param(WRAPPED, "vllm", "0.5", "A number ends this wrapped line at\n42.\n\n- old",
+                 id="a bound's head may wrap"),
+    pytest.param("It logs `model: ...` , then {since 2.0: more}. Next {since 2.0: x} word.", "vllm", "1.0",
+                 "It logs `model: ...` , then. Next word.",
+                 id="text as written keeps its spacing; only a cut is joined"),
+    pytest.param(ITEM, "vllm", "0.8.5", "- First.\n- Upgrade to 0.9.0.\n- Last.",
+                 id="an item's alternative on its next line becomes the item"),
+    pytest.param(ITEM, "vllm", "0.9.0", "- First.\n- Send `cache_salt`.\n- Last.", id="the item as first written"),
+    pytest.param("One paragraph\n{until 0.8.5: about old releases}\ngoes on.\n\nAnother.", "vllm", "0.9.0",
+                 "One paragraph\ngoes on.\n\nAnother.", id="a line that held only left-out text keeps its paragraph"),
+    pytest.param(PUNCTUATION, "vllm", "0.11.0", "Any URL is fetched, unless a list is set.",
+                 id="a kept text that starts with punctuation joins the word before"),
+    pytest.param(PUNCTUATION, "vllm", "0.10.2", "Any URL is fetched.", id="and its cut leaves no space"),
+    pytest.param(PUNCTUATION, None, None, "Any URL is fetched, *(from 0.11.0)* unless a list is set.",
+                 id="across releases the punctuation stays with the word before"),
+    pytest.param("First. {since 2.0: Second.} {since 3.0: Third.} Last.", "vllm", "1.0", "First. Last.",
+                 id="two left-out texts in a row leave one space"),
+]
 
 
-def test_only_what_a_left_out_text_emptied_goes():
-    text = "A number ends this wrapped line at\n42.\n\n- {since 2.0: new}\n- {until\n  1.0: old}"
-    assert prose.render(text, "vllm", "1.5") == "A number ends this wrapped line at\n42."
-    assert prose.render(text, "vllm", "0.5") == "A number ends this wrapped line at\n42.\n\n- old"
+@pytest.mark.parametrize("text, engine, version, expected", RENDERED)
+def test_what_a_left_out_text_leaves_behind(text, engine, version, expected):
+    assert prose.render(text, engine, version) == expected
 
 
-def test_text_as_written_keeps_its_spacing_and_only_a_cut_is_joined():
-    text = "It logs `model: ...` , then {since 2.0: more}. Next {since 2.0: x} word."
-    assert prose.render(text, "vllm", "1.0") == "It logs `model: ...` , then. Next word."
+def test_braces_in_code_and_in_plain_text_are_no_bound():
+    assert prose.parse(CODE_BRACES, ["vllm"]).problems == []
 
 
 def test_a_quoted_message_is_found_in_a_string_literal_whose_placeholders_it_fills():
@@ -75,29 +97,6 @@ def test_a_quote_is_pinned_only_as_far_as_a_pattern_writes_it():
     number = Mention(1, "number", "512", ("512",), None, "")
     assert evidence.pins(number, "1.0")  # the last size the range yields
     assert not evidence.pins(Mention(1, "number", "513", ("513.5",), None, ""), "1.0")
-
-
-def test_an_items_alternative_on_its_next_line_becomes_the_item():
-    text = "- First.\n- {since 0.9.0: Send `cache_salt`.}\n  {until 0.8.5: Upgrade to 0.9.0.}\n- Last."
-    assert prose.render(text, "vllm", "0.8.5") == "- First.\n- Upgrade to 0.9.0.\n- Last."
-    assert prose.render(text, "vllm", "0.9.0") == "- First.\n- Send `cache_salt`.\n- Last."
-
-
-def test_a_line_that_held_only_left_out_text_keeps_its_paragraph_whole():
-    text = "One paragraph\n{until 0.8.5: about old releases}\ngoes on.\n\nAnother."
-    assert prose.render(text, "vllm", "0.9.0") == "One paragraph\ngoes on.\n\nAnother."
-
-
-def test_a_kept_text_that_starts_with_punctuation_joins_the_word_before():
-    text = "Any URL is fetched {since 0.11.0: , unless a list is set}."
-    assert prose.render(text, "vllm", "0.11.0") == "Any URL is fetched, unless a list is set."
-    assert prose.render(text, "vllm", "0.10.2") == "Any URL is fetched."
-    assert prose.render(text, None, None) == "Any URL is fetched, *(from 0.11.0)* unless a list is set."
-
-
-def test_two_left_out_texts_in_a_row_leave_one_space():
-    text = "First. {since 2.0: Second.} {since 3.0: Third.} Last."
-    assert prose.render(text, "vllm", "1.0") == "First. Last."
 
 
 def test_engine_bounds_and_values():
