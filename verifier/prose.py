@@ -89,7 +89,7 @@ class Parsed:
         return self.text.count("\n", 0, offset)
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
+def code_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each code span (CommonMark: a run of n backticks to the next run of exactly n)."""
     spans = []
     runs = list(_BACKTICKS.finditer(text))
@@ -118,7 +118,7 @@ def _parse(text: str, engines: tuple, entry_engines: tuple) -> Parsed:
     needs one)."""
     engines, entry_engines = set(engines), list(entry_engines)
     parsed = Parsed(text)
-    code = _code_spans(text)
+    code = code_spans(text)
     code_at = {start: end for start, end in code}
     i, open_bound, depth = 0, None, 0
     while i < len(text):

@@ -54,7 +54,6 @@ _NUMBER = re.compile(
     r"(%|x|s|ms|k|K|M|G|GB|GiB|MB|MiB|KB|KiB)?(?![\w/]|\.\d|-\w)")
 #: A number in a check's pattern (code): a literal, not inside a name.
 _CODE_NUMBER = re.compile(r"(?<![\w.])\d+(?:_\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 #: A code span that starts so is a command line, not a message.
 _COMMANDS = ("vllm ", "python", "sglang", "curl ", "docker ", "pip ", "export ", "kubectl ", "uv ", "bash ",
@@ -137,9 +136,10 @@ def mentions(entry, engines=()) -> list[Mention]:
             found.append(Mention(first + parsed.line_of(offset), kind, name, values, bound_at(offset),
                                  paragraph_at(offset)))
 
+        # (start, end, text) of each code span, as the renderer reads them (CommonMark's backtick runs)
+        spans = [(a, b, text[a:b].strip("`")) for a, b in prose.code_spans(text)]
         # A flag in a command line of another program (`docker run --restart=...`) is not the engine's.
-        foreign = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)
-                   if m.group(2).strip().lower().startswith(_FOREIGN)]
+        foreign = [(a, b) for a, b, inner in spans if inner.strip().lower().startswith(_FOREIGN)]
         for kind, pattern in ((FLAG, _FLAG), (ENV, _ENV), (METRIC, _METRIC)):
             for m in pattern.finditer(text):
                 if kind == FLAG and any(a <= m.start() < b for a, b in foreign):
@@ -153,9 +153,9 @@ def mentions(entry, engines=()) -> list[Mention]:
             values = _number_values(m.group(1), m.group(2))
             if values:
                 add(m.start(), "number", m.group(), values)
-        for m in _CODE_SPAN.finditer(text):
-            if _is_message(m.group(2)) and not any(a <= m.start() < b for a, b in examples):
-                add(m.start(), "message", m.group(2).strip(), (_fold(m.group(2)),))
+        for start, _, inner in spans:
+            if _is_message(inner) and not any(a <= start < b for a, b in examples):
+                add(start, "message", inner.strip(), (_fold(inner),))
     return found
 
 
