@@ -229,16 +229,10 @@ def _parts(entry: Entry, loaded: LoadedEntry, kb: KB):
                              f"part {part!r} has no check: give the checks that make it `part: {part}`")
 
 
-def prose_texts(entry: Entry) -> list[tuple[str, str, int]]:
-    """(name, Markdown, line of its first line) of the title and each section: the prose a reader sees."""
-    texts = [("title", entry.title, entry.line_of("title"))] if entry.title else []
-    return texts + [(title, text, entry.line_of(f"text:{title}")) for title, text in entry.sections.items()]
-
-
 @entry_rule
 def _prose(entry: Entry, loaded: LoadedEntry, kb: KB):
     names = {name: check for check in loaded.linted_checks for name, _ in check.values}
-    for _, text, first in prose_texts(entry):
+    for _, text, first in prose.texts(entry):
         parsed = prose.parse(text, kb.engines, entry.engines)
         for offset, code, message in parsed.problems:
             yield Diagnostic(loaded.file, first + parsed.line_of(offset), code, message)

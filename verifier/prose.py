@@ -290,6 +290,14 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
+def texts(entry, sections=None) -> list[tuple[str, str, int]]:
+    """(name, Markdown, line of its first line in the file) of the title and each section (of `sections` only, when
+    given): the prose a reader sees."""
+    found = [("title", entry.title, entry.line_of("title"))] if entry.title else []
+    return found + [(title, text, entry.line_of(f"text:{title}")) for title, text in entry.sections.items()
+                    if sections is None or title in sections]
+
+
 def readings(entry, versions: list[str], read) -> list[tuple[list[str], EntryText]]:
     """The entry's distinct readings over `versions` (of one engine, in order; `read(version)` gives its
     `EntryText`), each with the releases that read so, in the order of their first release. An entry that never

@@ -110,8 +110,7 @@ def mentions(entry, engines=()) -> list[Mention]:
     """Every flag, variable, metric, number and quoted message of the entry's title, Symptom, Root cause and
     Workaround, and of the facts of its conditions (`only-if`: audit and the release pages print them), with its
     line and bound (a condition's own engine and since/until bound its fact)."""
-    texts = [("title", entry.title, entry.line_of("title"), None)] if entry.title else []
-    texts += [(t, entry.sections[t], entry.line_of(f"text:{t}"), None) for t in SECTIONS if t in entry.sections]
+    texts = [(*text, None) for text in prose.texts(entry, SECTIONS)]
     for top in entry.conditions:
         for condition in (top.any or (top,)):
             if condition.fact:
