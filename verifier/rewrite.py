@@ -129,3 +129,211 @@ def write_forms(path, loaded: LoadedEntry, check: Check, items: list[dict]) -> s
     path.write_bytes(edited.encode("utf-8"))
     return edited
 
+
+
+# --- `follow --write`: a new own form, the old one kept in `earlier` --------------------------------------
+
+_FORM_KEYS = ("path", "in", "after", "adjacent")
+
+
+def block(key: str, value, indent: int) -> list[str]:
+    """`key: value` at `indent`, a multi-line text as a literal block scalar (how entries write code)."""
+    text = value if isinstance(value, str) else None
+    if text is not None and "\n" in text.rstrip("\n") and _literal_safe(text):
+        chomp = "" if text.endswith("\n") else "-"
+        body = text[:-1] if text.endswith("\n") else text
+        return [" " * indent + f"{key}: |{chomp}"] + [(" " * (indent + 2) + line) if line else ""
+                                                     for line in body.split("\n")]
+    return [" " * indent + f"{key}: {scalar(value)}"]
+
+
+def _literal_safe(text: str) -> bool:
+    """Whether a literal block scalar reads back as `text`: no leading space on its first line (YAML would take
+    it for the indentation), no trailing spaces or tabs, at most one line end at the end, no control character."""
+    body = text[:-1] if text.endswith("\n") else text
+    return (not body.startswith((" ", "\t")) and not body.endswith("\n") and
+            all(line == line.rstrip(" \t") for line in body.split("\n")) and
+            not any(ord(c) < 32 and c != "\n" for c in body))
+
+
+def _form_fields(form, relative_to=None) -> dict[str, object]:
+    """The keys that write `form`: all of them, or, `relative_to` a form it inherits from, those that differ
+    (the matcher with its modifiers whole)."""
+    fields: dict[str, object] = {}
+    if relative_to is None or form.path != relative_to.path:
+        fields["path"] = form.path
+    if relative_to is None:
+        if form.scope is not None:
+            fields["in"] = form.scope
+    elif form.scope != relative_to.scope:
+        fields["in"] = form.scope
+    code = (form.matcher, form.pattern, form.after, form.adjacent)
+    if relative_to is None or code != (relative_to.matcher, relative_to.pattern, relative_to.after,
+                                       relative_to.adjacent):
+        fields[form.matcher] = form.pattern
+        if form.after is not None:
+            fields["after"] = form.after
+        if form.adjacent:
+            fields["adjacent"] = True
+    return fields
+
+
+def _lines_of(fields: dict, indent: int, dash: bool = False) -> list[str]:
+    out: list[str] = []
+    keys = [k for k in _KEY_ORDER if k in fields] + [k for k in fields if k not in _KEY_ORDER]
+    for n, key in enumerate(keys):
+        rendered = block(key, fields[key], indent + 2 if dash else indent)
+        if dash and n == 0:
+            rendered[0] = " " * indent + "- " + rendered[0].lstrip(" ")
+        out.extend(rendered)
+    return out
+
+
+def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str | None, drop: int | None = None) -> str:
+    """`text` with `check`'s own form replaced by `form` (its place and code; the check's bounds, values and
+    claim stay) and the old own form first in `earlier`, bounded `until` the last release where it held. An
+    `earlier` item that inherited what changed is given it explicitly, so that it means what it meant.
+
+    With `until` None the old own form is not kept; `drop` (a form's number, 1 for the first item of `earlier`)
+    removes that item (the replay benchmark undoes a boundary so: the form of the release before it becomes
+    the check's own again)."""
+    node = loaded.check_nodes.get(check.id)
+    checks = loaded.front.value.get("checks") if loaded.front is not None else None
+    if node is None or checks is None or not checks.is_sequence:
+        raise RewriteError(f"{loaded.file}: check {check.id} is not where a check can be edited")
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    fence = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() == "---"), None)
+    if fence is None:
+        raise RewriteError(f"{loaded.file}: the front matter is not closed")
+    following = sorted(item.line for item in checks.value if item.line > node.line)
+    end = (following[0] - 1 if following else fence) - 1
+    key_indent = node.column - 1
+    while end > node.line - 1 and _trailing(lines[end], key_indent):
+        end -= 1
+    key_lines = sorted(node.key_lines.items(), key=lambda kv: kv[1])
+
+    def extent(key: str) -> tuple[int, int]:
+        """0-based first and last line of a key of the check with its value."""
+        line = node.key_lines[key]
+        later = [n for _, n in key_lines if n > line]
+        last = (later[0] - 2) if later else end
+        while last > line - 1 and _trailing(lines[last], key_indent):
+            last -= 1
+        return line - 1, last
+
+    old = check.own
+    edits: list[tuple[int, int, list[str]]] = []  # (first line, last line: first - 1 to insert, new lines)
+    wanted = {"path": form.path, "in": form.scope, "after": form.after, "adjacent": form.adjacent or None,
+              form.matcher: form.pattern}
+    if form.matcher != old.matcher:
+        wanted[old.matcher] = None
+    insert_at = extent(old.matcher)[1] if old.matcher in node.key_lines else end
+    for key, value in wanted.items():
+        current = {"path": old.path, "in": old.scope, "after": old.after, "adjacent": old.adjacent or None,
+                   old.matcher: old.pattern}.get(key)
+        if key in node.key_lines:
+            if value == current:
+                continue
+            first, last = extent(key)
+            edits.append((first, last, [] if value is None else block(key, value, key_indent)))
+        elif value is not None:
+            edits.append((insert_at + 1, insert_at, block(key, value, key_indent)))
+    moved = {"until": until}
+    if check.since is not None:
+        moved = {"since": check.since, "until": until}
+    moved.update(_form_fields(old, form))
+    earlier = node.value.get("earlier")
+    if earlier is not None:
+        if not earlier.is_sequence or not earlier.value:
+            raise RewriteError(f"{loaded.file}:{earlier.line}: 'earlier' of check {check.id} is not a block list")
+        first_item = lines[earlier.value[0].line - 1]
+        dash = first_item.find("-")
+        if dash < 0 or first_item[:dash].strip():
+            raise RewriteError(f"{loaded.file}:{earlier.line}: 'earlier' of check {check.id} is written in flow "
+                               "style; write it as a block list to add to it")
+        first_line = earlier.value[0].line - 1
+        if until is not None:
+            edits.append((first_line, first_line - 1, _lines_of(moved, dash, dash=True)))
+        item_lines = [item.line for item in earlier.value]
+        earlier_end = extent("earlier")[1]
+        for n, (item, was) in enumerate(zip(earlier.value, check.earlier)):
+            item_end = (item_lines[n + 1] - 2) if n + 1 < len(item_lines) else earlier_end
+            while item_end > item.line - 1 and _trailing(lines[item_end], dash):
+                item_end -= 1
+            if drop == n + 1:
+                if len(earlier.value) == 1:
+                    first, _ = extent("earlier")
+                    edits.append((first, item_end, []))
+                else:
+                    edits.append((item.line - 1, item_end, []))
+                continue
+            explicit = _inherited(item, was, old, form)
+            if explicit:
+                edits.append((item_end + 1, item_end, _lines_of(explicit, dash + 2)))
+    elif until is not None:
+        edits.append((end + 1, end, [" " * key_indent + "earlier:"] + _lines_of(moved, key_indent + 2, dash=True)))
+    if not lines[end].endswith(("\n", "\r")):
+        lines[end] += newline
+    # applied from the bottom up, so that each edit's line numbers are still those of the text as read; at one
+    # place, inserts after the replacement of the key before them
+    for first, last, new in sorted(edits, key=lambda e: (e[0], e[1] >= e[0]), reverse=True):
+        lines[first:last + 1] = [line + newline for line in new]
+    return "".join(lines)
+
+
+def _inherited(item, was, old, new) -> dict[str, object]:
+    """The keys an `earlier` item must now write itself: those it inherited from the old own form that the new
+    one changes."""
+    keys = item.value if item.is_mapping else {}
+    explicit: dict[str, object] = {}
+    if "path" not in keys and new.path != old.path:
+        explicit["path"] = was.path
+    if "in" not in keys and new.scope != old.scope:
+        explicit["in"] = was.scope
+    if not any(name in keys for name in NAMES) and (new.matcher, new.pattern, new.after, new.adjacent) != (
+            old.matcher, old.pattern, old.after, old.adjacent):
+        explicit[was.matcher] = was.pattern
+        if was.after is not None:
+            explicit["after"] = was.after
+        if was.adjacent:
+            explicit["adjacent"] = True
+    return explicit
+
+
+def write_followed(path, loaded: LoadedEntry, check: Check, form, until: str) -> str:
+    """`replace_form` written to the entry file at `path`, once the edited entry reads back with exactly the
+    forms asked for (else RewriteError, and the file is untouched). The new text is returned."""
+    from dataclasses import replace as _replace
+    from pathlib import Path
+
+    from .ledger import LedgerError, _write_atomically
+
+    path = Path(path)
+    text = path.read_bytes().decode("utf-8")
+    edited = replace_form(text, loaded, check, form, until)
+    again = parse_entry(edited.encode("utf-8"), loaded.file, path.stem)
+    after = next((c for c in again.entry.checks if c.id == check.id), None) if again.entry else None
+    old = check.own
+    expected = [_replace(form, since=check.since, until=check.until),
+                _replace(old, since=check.since, until=until), *check.earlier]
+    if after is None or [d for d in again.diagnostics if d not in loaded.diagnostics]:
+        problems = "; ".join(str(d) for d in again.diagnostics) or "the check did not read back"
+        raise RewriteError(f"{loaded.file}: writing the new form would break the entry ({problems}); it is unchanged")
+    got = [_essence(f) for f in after.forms]
+    if got != [_essence(f) for f in expected]:
+        raise RewriteError(f"{loaded.file}: check {check.id}: the written forms did not read back as meant; "
+                           "the entry is unchanged")
+    others = [c for c in again.entry.checks if c.id != check.id]
+    if [c.fingerprint for c in others] != [c.fingerprint for c in loaded.entry.checks if c.id != check.id]:
+        raise RewriteError(f"{loaded.file}: writing check {check.id} would change another check; it is unchanged")
+    try:
+        _write_atomically(path, edited)  # a kill or a full disk leaves the old entry, never half of one
+    except LedgerError as exc:
+        raise RewriteError(str(exc)) from None
+    return edited
+
+
+def _essence(form) -> tuple:
+    return (form.path, form.scope, form.matcher, form.pattern, form.after, form.adjacent, form.since, form.until,
+            form.values)

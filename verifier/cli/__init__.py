@@ -14,9 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import __version__, kb as kb_module, report
+from .. import __version__, report
+from .. import kb as kb_module
+from ..follow import KINDS
 from ._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, LintRefusal, UsageError
 from ._explore import run_bisect, run_locate, run_show, run_trace
+from ._follow import run_follow
 from ._publish import run_audit, run_new, run_schema, run_site
 from ._surface import run_diff, run_surface
 from ._verify import mutate_entries, run_check, run_mutate, run_verify
@@ -121,6 +124,37 @@ def build_parser() -> argparse.ArgumentParser:
                        help="walk back to release V (default: the engine's `oldest` in gotchas/engines.yaml)")
     trace.add_argument("--write", action="store_true", help="add the proposed forms to the entry file")
     trace.set_defaults(run=run_trace)
+
+    follow = commands.add_parser(
+        "follow", help="propose the new form of every check a release broke, and write those that keep the claim",
+        description="For each check that holds at the release before and is missing or changed at the release, "
+                    "look for the form its claim takes there: the same code at another place (a move), or new "
+                    "code at the same place or one of those (a text change), aligned with the code that held "
+                    "before, with the old and new lines side by side. A text change that drops a number, a "
+                    "string, an operator or a keyword of the old code, or lets through a mutant that caught the "
+                    "old form, is listed for review and never written. --write makes each proposal that keeps "
+                    "the claim (of --kinds) the check's form, moves the old form into `earlier` with `until` "
+                    "the release where it held, and re-verifies the entries at the ledger's releases.")
+    follow.add_argument("entries", nargs="*", metavar="ENTRY", help="entry ids or files (default: all)")
+    follow.add_argument("--engine", help="only the checks of this engine")
+    which = follow.add_mutually_exclusive_group()
+    which.add_argument("--release", action="append", metavar="V",
+                       help="the release the checks broke at (repeatable; default: the newest)")
+    which.add_argument("--new", action="store_true", help="every release newer than the ledger's newest")
+    follow.add_argument("--write", action="store_true", help="write the proposals that keep the claim")
+    follow.add_argument("--kinds", default=",".join(KINDS), metavar="KINDS",
+                        help="with --write: the kinds to write, of move,text (default: both; the nightly "
+                             "workflow writes moves only)")
+    follow.add_argument("--no-mutants", action="store_true",
+                        help="do not run the old form's meaning mutants on text proposals (none is then written)")
+    follow.add_argument("--report", metavar="FILE", help="also write the proposals as Markdown (the pull "
+                                                            "request's body)")
+    follow.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
+                        help="where to read engine code: pypi (default), git:URL_OR_PATH or dir:PATH")
+    follow.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
+    follow.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                        help="with --write: wait this long for another run's lock on the ledger")
+    follow.set_defaults(run=run_follow)
 
     mutate = commands.add_parser(
         "mutate", help="prove that each check pins its claim, and that no reformat fools it",

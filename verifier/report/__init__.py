@@ -9,12 +9,13 @@ output: data (a title, a ledger's hint, a path) can hold ESC and the rest, and a
 from __future__ import annotations
 
 from ._check import FORMATS, annotation, as_json, check_markdown, github, junit, render, summary, text
+from ._follow import follow_markdown, follow_text
 from ._mutate import mutate_github, mutate_report
 from ._run import RUN_FORMATS, render_run, run_markdown
 from ._show import NoSuchRelease, show_at, show_entry, show_records
 from ._terminal import terminal
 from ._trace import trace_text
 
-__all__ = ["FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "github", "junit", "mutate_github",
+__all__ = ["FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "follow_markdown", "follow_text", "github", "junit", "mutate_github",
            "mutate_report", "render", "render_run", "run_markdown", "NoSuchRelease", "show_at", "show_entry", "show_records", "summary",
            "terminal", "text", "trace_text"]
