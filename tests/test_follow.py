@@ -301,3 +301,42 @@ def test_a_multi_line_fragment_is_written_as_a_literal_block():
     assert block("contains", "if x:\n    y\n", 4) == ["    contains: |", "      if x:", "          y"]
     assert block("contains", "if x:\n    y", 4) == ["    contains: |-", "      if x:", "          y"]
     assert block("contains", " lead\nx", 4) == ['    contains: " lead\\nx"']  # a block would lose the space
+
+
+def test_the_nightly_workflow_writes_the_moves_and_reports_the_rest(index, kb, capsys, tmp_path):
+    """The scheduled workflow's own steps, run as its shell runs them: the pull request it opens carries the
+    entries with the moves applied, the ledger with the new release, and a report listing the text proposals."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from .conftest import REPO
+
+    code, _, err = run_cli(capsys, "verify", "--release", "1.0.0")
+    assert code == 0, err
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "verify-releases.yml").read_text())
+    steps = {s.get("name"): s for s in workflow["jobs"]["verify"]["steps"]}
+    shim = tmp_path / "bin" / "gotchas"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m verifier "$@"\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}", "SITE_URL": "",
+           "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+           "PYTHONPATH": str(REPO)}
+    for name in ("Follow the checks the new releases broke", "Verify new releases"):
+        done = subprocess.run(["bash", "-e", "-c", steps[name]["run"]], cwd=kb, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    entry = (kb / "gotchas" / "ops-example.md").read_text()
+    assert "    path: pkg/core/scheduler.py\n" in entry and "      - until: 1.0.0\n        path: pkg/sched.py\n" in entry
+    assert "'block_size: int = 16'" in entry  # a text change is for a person
+    report = (kb / "report.md").read_text()
+    assert "## Checks followed to their new code" in report
+    assert "| ops-example | zero | 1.1.0 | `pkg/core/scheduler.py` in `Scheduler.preempt` |" in report
+    assert "### ops-example / block-size (1.1.0)" in report and "### ops-example / cap (1.1.0)" in report
+    ledger = json.loads((kb / "ledger" / "vllm.json").read_text())
+    assert ledger["releases"]["1.1.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "holds"
+    paths = steps["Open a pull request with the ledger"]["with"]["add-paths"].split()
+    assert paths == ["ledger/", "gotchas/"]
