@@ -193,6 +193,10 @@ def main() -> int:
                    "equal": bool(best and b is not None and same_form(best.form, b)),
                    "top_concerns": list(top.concerns) if top else [],
                    "top_holds_any": bool(top),
+                   "kept": None if not result else next(
+                       ({"kind": q.kind, "concerns": list(q.concerns), "pattern": q.form.pattern,
+                         "equal": bool(b is not None and same_form(q.form, b))}
+                        for q in result.proposals if q.mutants_kept), None),
                    "note": result.note if result else None,
                    "reason": result.verdict.reason if result and result.verdict else None}
             rows.append(row)
@@ -234,14 +238,22 @@ def summarize(rows, seconds, total) -> None:
     kept = sum(1 for r in texts if r["best"])
     text_equal = sum(1 for r in texts if r["best"] and r["equal"])
     any_holding = sum(1 for r in texts if r["top_holds_any"])
+    mutants_kept = sum(1 for r in texts if r["kept"])
+    flagged = sum(1 for r in texts if r["kept"] and r["kept"]["concerns"])
+    kept_equal = sum(1 for r in texts if r["kept"] and r["kept"]["equal"])
     wrong = [r for r in claims if r["best"]]
+    flagged_claims = sum(1 for r in claims if not r["best"] and r["top_holds_any"])
     print(f"boundaries: {len(rows)} ({len(moves)} moves, {len(texts)} text changes, {len(claims)} claim changes)")
     print(f"moves followed correctly (a move, equal to the authored form): {pct(followed, len(moves))}; "
           f"a holding move proposed: {pct(moved_holding, len(moves))}")
+    print(f"text changes with a proposal that holds and keeps the mutants caught: {pct(mutants_kept, len(texts))}"
+          f" (of them, {flagged} with a concern: the claim's text changed, for review; "
+          f"equal to the authored form: {kept_equal})")
     print(f"text changes with a proposal that holds and keeps the claim: {pct(kept, len(texts))}; "
           f"equal to the authored form: {pct(text_equal, len(texts))}; "
           f"some holding proposal (with concerns too): {pct(any_holding, len(texts))}")
-    print(f"claim changes with a proposal offered as keeping the claim (wrong): {pct(len(wrong), len(claims))}")
+    print(f"claim changes with a proposal offered as keeping the claim (wrong): {pct(len(wrong), len(claims))}; "
+          f"with a holding proposal flagged as changing the claim: {flagged_claims}")
     for r in wrong:
         print(f"  wrong: {r['entry']}/{r['check']} {r['held']}->{r['release']}: {r['best']}")
     if seconds:

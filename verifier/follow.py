@@ -60,7 +60,7 @@ _CLAIM_OPS = frozenset("== != < > <= >= + - * / // % ** @ & | ^ ~ << >> :=".spli
 #: Lines of context around the match that the token alignment looks at, on each side.
 _CONTEXT_LINES = 6
 #: The least similarity (difflib's ratio of the token texts) of aligned code to the code the template matched.
-_MIN_SIMILARITY = 0.5
+_MIN_SIMILARITY = 0.4
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,13 @@ class Proposal:
     new: tuple[str, ...] = ()  # the lines the proposal matches
     concerns: tuple[str, ...] = ()  # what of the template's claim is not in the new code
     #: (caught, of): the meaning mutants that caught the template, made again at the release, and how many of
-    #: them catch the proposal; None where not run (a move; a proposal with concerns).
+    #: them catch the proposal; None where not run (a move, or `--no-mutants`).
     mutants: tuple[int, int] | None = None
+
+    @property
+    def mutants_kept(self) -> bool:
+        """Every meaning mutant that caught the template (made again at the release) catches it."""
+        return self.kind == MOVE or (self.mutants is not None and self.mutants[0] == self.mutants[1])
 
     @property
     def keeps_claim(self) -> bool:
@@ -117,6 +122,8 @@ class Reader:
         self._open: dict[str, Snapshot] = {}
         self._order: list[str] = []
         self._python: dict[str, dict[str, bytes]] = {}
+        #: (template fingerprint, release) -> mutant description -> [mutant, whether it caught the template]
+        self.template_mutants: dict[tuple[str, str], dict[str, list]] = {}
 
     def snapshot(self, release: Release) -> Snapshot:
         found = self._open.get(release.version)
@@ -233,6 +240,12 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
                     form = replace(template, path=path, scope=scope, pattern=pattern, after=after)
                     consider(TEXT, form, f"{where}: the code there most like what held at {held.version} "
                              f"({ratio:.0%} alike)", (2, order, -ratio))
+            if not proposals and template.scope:
+                for order, (path, scope) in enumerate(_siblings(template, release, reader)):
+                    for ratio, pattern, after in _aligned(template, before[1], held, path, scope, release, reader):
+                        form = replace(template, path=path, scope=scope, pattern=pattern, after=after)
+                        consider(TEXT, form, f"{scope}, beside {template.scope}: the code there most like what held"
+                                 f" at {held.version} ({ratio:.0%} alike)", (3, order, -ratio))
     except SourceUnavailable as exc:
         found.note = f"the release could not be read: {exc}"
         return found
@@ -362,6 +375,27 @@ def _alike(reader: Reader, held: Release, held_verdict: Verdict, template: Form,
 
     a, b = lines(old, old_scope), lines(new, new_scope)
     return len(a & b) / len(a | b) if a | b else 0.0
+
+
+#: Definitions beside a scope that the text search looks in, at most, when nothing is found in the scope itself.
+_SIBLINGS = 40
+
+
+def _siblings(template: Form, release: Release, reader: Reader) -> list[tuple[str, str]]:
+    """The other definitions of the template's file at `release` that share its scope's container (the methods
+    of its class, or the file's functions): code moves between neighbours (a method split in two)."""
+    source = reader.source_file(release, template.path)
+    if source is None or not source.is_python or not template.scope:
+        return []
+    parent = template.scope.rsplit(".", 1)[0] if "." in template.scope else ""
+    depth = template.scope.count(".")
+    found = []
+    for name, _ in source.definitions():
+        if name != template.scope and name.count(".") == depth and (not parent or name.startswith(parent + ".")):
+            found.append((template.path, name))
+            if len(found) >= _SIBLINGS:
+                break
+    return found
 
 
 def _lines(reader: Reader, release: Release, verdict: Verdict) -> tuple[str, ...]:
@@ -494,7 +528,8 @@ def _aligned_string(template: Form, old_source, span, new_source, new_scope) -> 
     text is that literal's text where the template's was in the old one (the whole value when it was)."""
     from .code import _python
 
-    old_value = _literal_value(old_source.text[span.start:span.end])
+    old_value = next((value for node, value in _python.string_literals(
+        old_source.root, old_source.byte(span.start), old_source.byte(span.end))), None)
     if old_value is None:
         return []
     best = None
@@ -511,6 +546,8 @@ def _aligned_string(template: Form, old_source, span, new_source, new_scope) -> 
         return [(best[0], new_folded)]
     # the template quotes part of the literal: take the part of the new one that lines up with it
     at = old_folded.find(wanted)
+    if at < 0:
+        return []
     blocks = difflib.SequenceMatcher(None, old_folded, new_folded, autojunk=False).get_opcodes()
     start, end = _map_chars(blocks, at), _map_chars(blocks, at + len(wanted))
     piece = new_folded[start:end].strip()
@@ -777,10 +814,10 @@ def _same_kind(a: str, b: str) -> bool:
 def _judged(proposal: Proposal, template: Form, held_verdict: Verdict, held: Release, release: Release,
             reader: Reader, run_mutants: bool) -> Proposal:
     lost = concerns(template, proposal.form)
-    if lost or not run_mutants:
+    if not run_mutants:
         return replace(proposal, concerns=lost)
-    return replace(proposal, mutants=mutants_kept(template, held_verdict, held, proposal.form, proposal.verdict,
-                                                  release, reader))
+    return replace(proposal, concerns=lost, mutants=mutants_kept(template, held_verdict, held, proposal.form,
+                                                                 proposal.verdict, release, reader))
 
 
 def mutants_kept(template: Form, held_verdict: Verdict, held: Release, form: Form, verdict: Verdict,
@@ -789,24 +826,42 @@ def mutants_kept(template: Form, held_verdict: Verdict, held: Release, form: For
     description) as one that caught the template at `held`, and how many of them the proposal catches."""
     from .mutants import meaning_mutants
 
-    old_text = _text(reader, held, held_verdict.path or template.path)
     new_text = _text(reader, release, verdict.path or form.path)
-    if old_text is None or new_text is None or not form.is_python:
+    if new_text is None or not form.is_python:
         return (0, 0)
     new = {}
     for mutant in meaning_mutants(form, verdict, new_text):
         new.setdefault(mutant.description, mutant)
     caught = of = 0
-    for mutant in meaning_mutants(template, held_verdict, old_text):
-        if mutant.description not in new:
-            continue
-        if _holds(template, mutant.path, mutant.text):
-            continue  # it did not catch the template: it constrains nothing
+    for description, mutant in new.items():
+        if not _caught_template(template, held_verdict, held, description, reader):
+            continue  # it did not catch the template (or was not made there): it constrains nothing
         of += 1
-        other = new.pop(mutant.description)
-        if not _holds(form, other.path, other.text):
+        if not _holds(form, mutant.path, mutant.text):
             caught += 1
     return caught, of
+
+
+def _caught_template(template: Form, held_verdict: Verdict, held: Release, description: str, reader: Reader) -> bool:
+    """Whether the template's meaning mutant with this description, at `held`, caught it: made and run once per
+    template and release, whatever the number of proposals judged against it."""
+    from .mutants import meaning_mutants
+
+    key = (template.fingerprint, held.version)
+    made = reader.template_mutants.get(key)
+    if made is None:
+        old_text = _text(reader, held, held_verdict.path or template.path)
+        made = {}
+        if old_text is not None and template.is_python:
+            for mutant in meaning_mutants(template, held_verdict, old_text):
+                made.setdefault(mutant.description, [mutant, None])
+        reader.template_mutants[key] = made
+    found = made.get(description)
+    if found is None:
+        return False
+    if found[1] is None:
+        found[1] = not _holds(template, found[0].path, found[0].text)
+    return found[1]
 
 
 def _holds(form: Form, path: str, text: str) -> bool:
