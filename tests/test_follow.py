@@ -189,6 +189,10 @@ def _form(pattern, path="pkg/a.py", scope=None, after=None):
     ("x = f(a, key=True)", "x = f(a, b, key=True)", []),  # an argument added beside it
     ("block_size: int = 16", "block_size: BlockSize = 16", []),
     ("t = 5 * 60", "t = 5 * 60", []),
+    # a condition joined on narrows when the gotcha bites: for a person
+    ("if free < wanted: raise E", "if free < wanted and not extensible: raise E",
+     ["the new code adds `and`, `not`: a condition or a term joined the claim"]),
+    ("x = a - b", "x = a - b - c", ["the new code adds `-`: a condition or a term joined the claim"]),
 ])
 def test_concerns_name_what_of_the_claim_the_new_code_lost(old, new, lost):
     from verifier.follow import concerns

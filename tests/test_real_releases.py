@@ -185,3 +185,39 @@ def test_the_stored_surface_is_what_the_release_gives_now(kb):
     assert {i.key: i.to_json() for i in fresh.items.values()} == {i.key: i.to_json() for i in stored.items.values()}
     env = {i.name: i for i in stored.of_kind("env")}
     assert env["SGLANG_ENABLE_TORCH_COMPILE"].value is False
+
+
+def test_follow_restores_the_moves_vllm_0_33_0_made(kb):
+    """Every check whose authored form changed at vLLM 0.33.0 only by its place, given only the form that held at
+    0.32.0: `follow`'s best proposal is that move, to the place the author wrote, for at least nine in ten."""
+    from dataclasses import replace as copy
+
+    from verifier import follow
+
+    ledger = Ledger(REPO / "ledger").load("vllm")
+    source = PyPISource(kb.engines["vllm"])
+    held, new = release(source, "0.32.0"), release(source, "0.33.0")
+    reader = follow.Reader(source)
+    moves = restored = 0
+    try:
+        for path in kb.entry_files():
+            entry = load_entry(path).entry
+            for check in entry.checks:
+                at_p, at_r = ledger.entry("0.32.0", entry.id), ledger.entry("0.33.0", entry.id)
+                a = at_p.checks.get(check.id) if at_p else None
+                b = at_r.checks.get(check.id) if at_r else None
+                if check.engine != "vllm" or not a or not b or "holds" != a.verdict or b.verdict != "holds" \
+                        or a.form == b.form:
+                    continue
+                old, authored = check.forms[a.form], check.forms[b.form]
+                alone = copy(check, path=old.path, scope=old.scope, matcher=old.matcher, pattern=old.pattern,
+                             after=old.after, adjacent=old.adjacent, since=None, until=None, earlier=())
+                found = follow.follow_check(entry, alone, held, new, reader, mutants=False)
+                best = found.best if found else None
+                if (old.matcher, old.pattern, old.after) == (authored.matcher, authored.pattern, authored.after):
+                    moves += 1
+                    restored += bool(best and best.kind == "move" and (best.form.path, best.form.scope) ==
+                                     (authored.path, authored.scope))
+    finally:
+        reader.close()
+    assert moves >= 15 and restored / moves >= 0.9, (restored, moves)

@@ -61,6 +61,8 @@ _CLAIM_OPS = frozenset("== != < > <= >= + - * / // % ** @ & | ^ ~ << >> :=".spli
 _CONTEXT_LINES = 6
 #: The least similarity (difflib's ratio of the token texts) of aligned code to the code the template matched.
 _MIN_SIMILARITY = 0.4
+#: The same, for code found in a definition beside the template's scope (a weaker lead than the scope itself).
+_MIN_SIBLING_SIMILARITY = 0.7
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,10 @@ class Proposal:
 
     @property
     def mutants_kept(self) -> bool:
-        """Every meaning mutant that caught the template (made again at the release) catches it."""
-        return self.kind == MOVE or (self.mutants is not None and self.mutants[0] == self.mutants[1])
+        """Every meaning mutant that caught the template (made again at the release) catches it, and there is at
+        least one such mutant: with none, nothing shows the new code says what the old said."""
+        return self.kind == MOVE or (self.mutants is not None and self.mutants[1] > 0
+                                     and self.mutants[0] == self.mutants[1])
 
     @property
     def keeps_claim(self) -> bool:
@@ -89,7 +93,7 @@ class Proposal:
         catching it too."""
         if self.kind == MOVE:
             return True
-        return not self.concerns and self.mutants is not None and self.mutants[0] == self.mutants[1]
+        return not self.concerns and self.mutants_kept
 
 
 @dataclass
@@ -204,6 +208,8 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
             result = reader.form(form, release)
             if result.status != HOLDS:
                 return
+            if _aside(form.path) and not _aside(template.path):
+                return  # the engine's behaviour is not in its tests, examples or benchmarks
             if template.scope and form.scope and template.matcher != "string" and not _same_kind_of_scope(reader, held, before[1], template, release,
                                                                           form):
                 return  # a class field's default found as a function's parameter is not the same claim (a string's
@@ -243,6 +249,8 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
             if not proposals and template.scope:
                 for order, (path, scope) in enumerate(_siblings(template, release, reader)):
                     for ratio, pattern, after in _aligned(template, before[1], held, path, scope, release, reader):
+                        if ratio < _MIN_SIBLING_SIMILARITY:
+                            continue
                         form = replace(template, path=path, scope=scope, pattern=pattern, after=after)
                         consider(TEXT, form, f"{scope}, beside {template.scope}: the code there most like what held"
                                  f" at {held.version} ({ratio:.0%} alike)", (3, order, -ratio))
@@ -263,7 +271,7 @@ def _rank(template: Form, path: str, scope: str | None, order: int, alike: float
     template's (a class for a class), the same scope, the place whose code is most like the template's old
     scope (`alike`, to a tenth), the same file, a scope of the same name, then a path most like the template's."""
     last = (template.scope or template.pattern).rsplit(".", 1)[-1]
-    aside = any(part in _ASIDE for part in path.split("/")[:-1])
+    aside = _aside(path)
     depth = (template.scope or "").count(".") != (scope or "").count(".") if template.scope else False
     same_name = (scope or "").rsplit(".", 1)[-1] == last if template.scope else True
     path_alike = difflib.SequenceMatcher(None, template.path, path, autojunk=False).ratio()
@@ -273,6 +281,10 @@ def _rank(template: Form, path: str, scope: str | None, order: int, alike: float
 
 #: Folders whose code is not the engine's behaviour: a definition there is the least likely new home.
 _ASIDE = frozenset({"tests", "test", "examples", "benchmarks", "docs", "scripts", "tools"})
+
+
+def _aside(path: str) -> bool:
+    return any(part in _ASIDE for part in path.split("/")[:-1])
 
 
 def _placed(template: Form, path: str, scope: str | None, how: str) -> Form:
@@ -293,7 +305,15 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
     def files():
         return reader.python_files(release)
 
+    def unrelated(symbol: str | None) -> bool:
+        # `CacheConfig.__init__` gone: every other class's `__init__` has its last name and nothing else of it
+        last_name = (symbol or "").rsplit(".", 1)[-1]
+        return bool(template.scope) and symbol != template.scope and last_name.startswith("__") and \
+            (symbol or "").rsplit(".", 1)[0] != template.scope.rsplit(".", 1)[0]
+
     for place in locate.relocation_places(template, snapshot, files, reader.parsed, reader.searches):
+        if place.what == "definition" and unrelated(place.symbol):
+            continue
         if place.what == "definition":
             scope = place.symbol
         else:
@@ -309,7 +329,8 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
     if template.scope and matcher.search != "symbol":
         for place in locate.cached(reader.searches, snapshot, "symbol", template.scope,
                                    lambda: locate.find_symbol(snapshot, template.scope, files(), reader.parsed)):
-            places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
+            if not unrelated(place.symbol):
+                places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
     return places
 
 
@@ -786,7 +807,8 @@ def _number(text: str) -> str:
 
 
 def concerns(template: Form, form: Form) -> tuple[str, ...]:
-    """What of the template's claim the form no longer says: each literal, operator or keyword it lost."""
+    """What of the template's claim the form no longer says: each literal, operator, keyword or keyword argument
+    it lost, and the operators and keywords it adds."""
     old = claim_tokens(template.pattern) + claim_tokens(template.after)
     new = claim_tokens(form.pattern) + claim_tokens(form.after)
     lost = old - new
@@ -796,6 +818,13 @@ def concerns(template: Form, form: Form) -> tuple[str, ...]:
         now = [t for t in gained if _same_kind(t, token)]
         out.append(f"`{token}` is gone" + (f" (the new code has `{'`, `'.join(sorted(now)[:3])}`)" if now else "")
                    + (f" ({n} of them)" if n > 1 else ""))
+    # An operator or keyword the old code did not have joins a condition or a term to the claim (`and not
+    # cache_config.enable_extensible_kv_cache`): the gotcha may have narrowed. An argument or a literal added
+    # beside it (a keyword argument, a dict entry) does not.
+    added = sorted(t for t in gained if t in _CLAIM_WORDS or t in _CLAIM_OPS)
+    unmatched = [t for t in added if not any(_same_kind(t, gone) for gone in lost)]
+    if unmatched:
+        out.append("the new code adds `" + "`, `".join(unmatched[:4]) + "`: a condition or a term joined the claim")
     return tuple(out)
 
 

@@ -53,7 +53,7 @@ def _judgement(proposal) -> str:
     if proposal.mutants is not None:
         caught, of = proposal.mutants
         parts.append(f"{caught} of the {of} mutants that caught the old form catch it" if of else
-                     "no mutant that caught the old form is made again here")
+                     "no mutant that caught the old form is made again here: nothing shows it says the same")
     if proposal.keeps_claim:
         parts.insert(0, "keeps the claim")
     elif not proposal.concerns:
