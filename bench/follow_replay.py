@@ -68,6 +68,21 @@ def boundaries(kb, ledgers, entries, engines, tracked):
     return found
 
 
+def hides(ledger, entry, check, version: str) -> bool:
+    """Whether writing a holding form for `check` at `version` would change the entry's status there from what
+    the authored history says (a `changed` or `unverified` entry made `holds`): the change hidden."""
+    from verifier._ledger_records import CheckRecord, status_of
+    from verifier.model import entry_rules
+
+    record = ledger.entry(version, entry.id)
+    if record is None:
+        return False
+    checks = dict(record.checks)
+    checks[check.id] = CheckRecord(HOLDS, form=0)
+    rules = entry_rules(entry, check.engine)
+    return status_of(version, checks, rules) != record.status
+
+
 def same_form(a, b) -> bool:
     """Equal modulo layout: the same place, and fragments with the same canonical tokens."""
     if (a.path, a.scope, a.matcher, a.adjacent) != (b.path, b.scope, b.matcher, b.adjacent):
@@ -199,6 +214,8 @@ def main() -> int:
                         for q in result.proposals if q.mutants_kept), None),
                    "note": result.note if result else None,
                    "reason": result.verdict.reason if result and result.verdict else None}
+            if kind == "claim" and best is not None:
+                row["hides"] = hides(ledgers[engine], entry, check, r)
             rows.append(row)
             if args.show:
                 print(f"[{n}/{len(found)}] {kind} {entry.id}/{check.id} {p}->{r}: "
@@ -242,6 +259,7 @@ def summarize(rows, seconds, total) -> None:
     flagged = sum(1 for r in texts if r["kept"] and r["kept"]["concerns"])
     kept_equal = sum(1 for r in texts if r["kept"] and r["kept"]["equal"])
     wrong = [r for r in claims if r["best"]]
+    hidden = [r for r in wrong if r.get("hides")]
     flagged_claims = sum(1 for r in claims if not r["best"] and r["top_holds_any"])
     print(f"boundaries: {len(rows)} ({len(moves)} moves, {len(texts)} text changes, {len(claims)} claim changes)")
     print(f"moves followed correctly (a move, equal to the authored form): {pct(followed, len(moves))}; "
@@ -253,9 +271,11 @@ def summarize(rows, seconds, total) -> None:
           f"equal to the authored form: {pct(text_equal, len(texts))}; "
           f"some holding proposal (with concerns too): {pct(any_holding, len(texts))}")
     print(f"claim changes with a proposal offered as keeping the claim (wrong): {pct(len(wrong), len(claims))}; "
-          f"with a holding proposal flagged as changing the claim: {flagged_claims}")
+          f"with a holding proposal flagged as changing the claim: {flagged_claims}; of the wrong ones, writing "
+          f"would change the entry's status there (hide the change): {len(hidden)}")
     for r in wrong:
-        print(f"  wrong: {r['entry']}/{r['check']} {r['held']}->{r['release']}: {r['best']}")
+        print(f"  wrong{' (hides)' if r.get('hides') else ''}: {r['entry']}/{r['check']} {r['held']}->{r['release']}: "
+              f"{r['best']}")
     if seconds:
         print(f"time: {total:.0f} s in all; per boundary median {statistics.median(seconds) * 1000:.0f} ms, "
               f"max {max(seconds):.1f} s")

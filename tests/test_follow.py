@@ -185,14 +185,21 @@ def _form(pattern, path="pkg/a.py", scope=None, after=None):
     ("x = f(a, key=True)", "x = f(a, other=True)", ["`key=` is gone (the new code has `other=`)"]),
     ("if not ready: return", "if ready: return", ["`not` is gone"]),
     ('name = "lpm"', 'name = "fcfs"', ["`'lpm'` is gone (the new code has `'fcfs'`)"]),
-    ("self.cuda_graph_max_bs = 512", "config.max_bs = 512", []),  # names are not the claim
+    ("self.cuda_graph_max_bs = 512", "config.max_bs = 512",  # a rename is for a person
+     ["`cuda_graph_max_bs` is gone (the new code has `config`, `max_bs`)", "`self` is gone (the new code has "
+      "`config`, `max_bs`)"]),
+    ("logger.warning(msg)", "logger.debug(msg)", ["`warning` is gone (the new code has `debug`)"]),
+    ("sampled = sample(logits)", "sampled, logprobs = sample(logits)",  # a new shape of result
+     ["the new code adds `,`: a condition, a term or a result joined the claim"]),
     ("x = f(a, key=True)", "x = f(a, b, key=True)", []),  # an argument added beside it
-    ("block_size: int = 16", "block_size: BlockSize = 16", []),
+    ("block_size: int = 16", "block_size: BlockSize = 16", []),  # an annotation is not the claim
+    ("if a:\n    x()\n    return", "if a:\n    check()\n    x()\n    return",
+     ["the new code adds a statement (`check()`): the claim's code does more now"]),
     ("t = 5 * 60", "t = 5 * 60", []),
     # a condition joined on narrows when the gotcha bites: for a person
     ("if free < wanted: raise E", "if free < wanted and not extensible: raise E",
-     ["the new code adds `and`, `not`: a condition or a term joined the claim"]),
-    ("x = a - b", "x = a - b - c", ["the new code adds `-`: a condition or a term joined the claim"]),
+     ["the new code adds `and`, `not`: a condition, a term or a result joined the claim"]),
+    ("x = a - b", "x = a - b - c", ["the new code adds `-`: a condition, a term or a result joined the claim"]),
 ])
 def test_concerns_name_what_of_the_claim_the_new_code_lost(old, new, lost):
     from verifier.follow import concerns

@@ -56,7 +56,7 @@ KINDS = (MOVE, TEXT)
 #: Tokens of a template's code that carry its claim besides its literals: a proposal must keep every one.
 _CLAIM_WORDS = frozenset("""not and or is in if elif else for while try except finally with return break continue
     raise await yield del lambda True False None""".split())
-_CLAIM_OPS = frozenset("== != < > <= >= + - * / // % ** @ & | ^ ~ << >> :=".split())
+_CLAIM_OPS = frozenset("== != < > <= >= + - * / // % ** @ & | ^ ~ << >> := ,".split())
 #: Lines of context around the match that the token alignment looks at, on each side.
 _CONTEXT_LINES = 6
 #: The least similarity (difflib's ratio of the token texts) of aligned code to the code the template matched.
@@ -89,10 +89,10 @@ class Proposal:
 
     @property
     def keeps_claim(self) -> bool:
-        """A move; or a text change with nothing of the claim lost and every mutant that caught the template
-        catching it too."""
+        """A move whose old place did not keep changed code of its own; or a text change with nothing of the
+        claim lost or added and every mutant that caught the template catching it too."""
         if self.kind == MOVE:
-            return True
+            return not self.concerns
         return not self.concerns and self.mutants_kept
 
 
@@ -198,6 +198,19 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
         places = _places(template, release, reader)
         proposals: list[tuple[tuple, Proposal]] = []
         tried: set[tuple] = set()
+        there: list[bool] = []
+
+        def still_there(form: Form) -> bool:
+            """Whether the template's own place at `release` holds code much like what it matched (a claim
+            changed in place, while a copy of the old code lives elsewhere), and that code does not name the
+            form's place (`max_loras: int = LoRAConfig.max_loras` hands the default on to where it moved)."""
+            if not there:
+                there.extend(pattern for ratio, pattern, _ in (
+                    _aligned(template, before[1], held, template.path, template.scope, release, reader)
+                    if template.matcher in ("contains", "string") else ()) if ratio >= 0.6)
+            container = (form.scope or "").rsplit(".", 1)[0] if form.scope and "." in form.scope else form.scope
+            module = form.path.rsplit("/", 1)[-1].removesuffix(".py")
+            return any(not ((container and container in text) or module in text) for text in there)
 
         def consider(kind: str, form: Form, how: str, rank: tuple) -> None:
             key = (form.path, form.scope, form.pattern, form.after)
@@ -218,7 +231,12 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
             rank = (rank[0], _rank(template, form.path, form.scope, rank[1], alike), *rank[2:])
             proposal = Proposal(kind, form, result, how, old_lines, _lines(reader, release, result))
             if kind == TEXT:
-                proposal = _judged(proposal, template, before[1], held, release, reader, mutants)
+                proposal = _judged(proposal, template, before[1], held, release, reader, mutants,
+                                   generalized=how.endswith(")") and "local names as metavariables" in how)
+            elif kind == MOVE and verdict.status == CHANGED and still_there(form):
+                proposal = replace(proposal, concerns=(f"the code at {template.path}"
+                                                       f"{' in ' + template.scope if template.scope else ''} is "
+                                                       "still there, changed: the claim may have changed there",))
             proposals.append((rank, proposal))
 
         if MOVE in kinds:
@@ -228,7 +246,8 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
                     consider(MOVE, form, how, (0, order))
         if TEXT in kinds and matcher.code and template.matcher != "absent":
             names: dict[str, str] = {}
-            pattern, after = generalize(template.pattern, names), generalize(template.after, names)
+            pattern = generalize(template.pattern, names, targets=False)
+            after = generalize(template.after, names, targets=False)
             if (pattern, after) != (template.pattern, template.after):
                 how = f"local names as metavariables ({', '.join(names)})"
                 for order, (path, scope, where) in enumerate([(template.path, template.scope, "")] + places):
@@ -268,15 +287,15 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
 
 def _rank(template: Form, path: str, scope: str | None, order: int, alike: float = 0.0) -> tuple:
     """Likeliest first: the engine's own code (not its tests, examples or benchmarks), a scope as deep as the
-    template's (a class for a class), the same scope, the place whose code is most like the template's old
-    scope (`alike`, to a tenth), the same file, a scope of the same name, then a path most like the template's."""
+    template's (a class for a class), the same scope, the same file, a scope of the same name, the place whose
+    code is most like the template's old scope (`alike`, to a tenth), then a path most like the template's."""
     last = (template.scope or template.pattern).rsplit(".", 1)[-1]
     aside = _aside(path)
     depth = (template.scope or "").count(".") != (scope or "").count(".") if template.scope else False
     same_name = (scope or "").rsplit(".", 1)[-1] == last if template.scope else True
     path_alike = difflib.SequenceMatcher(None, template.path, path, autojunk=False).ratio()
-    return (aside, depth, scope != template.scope or path != template.path, scope != template.scope, -round(alike, 1),
-            path != template.path, not same_name, -round(path_alike, 2), order)
+    return (aside, depth, scope != template.scope or path != template.path, scope != template.scope,
+            path != template.path, not same_name, -round(alike, 1), -round(path_alike, 2), order)
 
 
 #: Folders whose code is not the engine's behaviour: a definition there is the least likely new home.
@@ -776,14 +795,30 @@ def _dedent(fragment: str, text: str, start: int) -> str:
 
 # --- judging a text proposal ------------------------------------------------------------------------------
 
-def claim_tokens(pattern: str | None) -> Counter:
-    """The literals, operators, keywords and keyword arguments' names of a fragment (its metavariables and other
-    names left out): what a new form must keep to say the same."""
+def claim_tokens(pattern: str | None, names: bool = True) -> Counter:
+    """The literals, operators, keywords, keyword arguments' names and (with `names`) the other names of a
+    fragment, its metavariables left out: what a new form must keep to say the same. A name is kept too
+    (`logger.warning` that becomes `logger.debug`, `token_id` that becomes `token`): a rename is for a person,
+    unless it is a local that the template's own metavariables, or a generalization, stand for."""
     found: Counter = Counter()
     if not pattern:
         return found
     tokens = tokenize(pattern, fragment=True)
+    annotation = range(0)
+    if len(tokens) > 2 and tokens[0].kind == NAME and tokens[1].text == ":":
+        # `block_size: int = 16`: the annotation says nothing of the claim (`int` that becomes `BlockSize`)
+        end = next((k for k, t in enumerate(tokens) if t.text == "=" and k > 1), len(tokens))
+        annotation = range(2, end)
+    depth = 0
     for i, token in enumerate(tokens):
+        if token.kind == OP and token.text in _OPENS:
+            depth += 1
+        elif token.kind == OP and token.text in _CLOSES:
+            depth = max(0, depth - 1)
+        elif token.kind == OP and token.text == "," and depth == 0:
+            found[","] += 1  # outside brackets a comma makes a tuple: `a, b = f()` is a new shape of result
+        if i in annotation:
+            continue
         if token.kind == NAME and i + 1 < len(tokens) and tokens[i + 1].text == "=" and i and \
                 tokens[i - 1].text in ("(", ","):
             found[token.text + "="] += 1  # a keyword argument's name says which parameter gets the value
@@ -794,7 +829,9 @@ def claim_tokens(pattern: str | None) -> Counter:
             found[repr(value) if value is not None else token.text] += 1
         elif token.kind == NAME and token.text in _CLAIM_WORDS:
             found[token.text] += 1
-        elif token.kind == OP and token.text in _CLAIM_OPS:
+        elif token.kind == NAME and names:
+            found[token.text] += 1  # a name the code reads: an attribute, a call, a variable
+        elif token.kind == OP and token.text in _CLAIM_OPS and token.text != ",":
             found[token.text] += 1
     return found
 
@@ -806,9 +843,13 @@ def _number(text: str) -> str:
         return text
 
 
-def concerns(template: Form, form: Form) -> tuple[str, ...]:
+def concerns(template: Form, form: Form, generalized: bool = False) -> tuple[str, ...]:
     """What of the template's claim the form no longer says: each literal, operator, keyword or keyword argument
     it lost, and the operators and keywords it adds."""
+    if generalized:  # the template's locals made metavariables: compare what is left
+        names: dict[str, str] = {}
+        template = replace(template, pattern=generalize(template.pattern, names, targets=False),
+                           after=generalize(template.after, names, targets=False))
     old = claim_tokens(template.pattern) + claim_tokens(template.after)
     new = claim_tokens(form.pattern) + claim_tokens(form.after)
     lost = old - new
@@ -824,12 +865,45 @@ def concerns(template: Form, form: Form) -> tuple[str, ...]:
     added = sorted(t for t in gained if t in _CLAIM_WORDS or t in _CLAIM_OPS)
     unmatched = [t for t in added if not any(_same_kind(t, gone) for gone in lost)]
     if unmatched:
-        out.append("the new code adds `" + "`, `".join(unmatched[:4]) + "`: a condition or a term joined the claim")
+        out.append("the new code adds `" + "`, `".join(unmatched[:4]) + "`: a condition, a term or a result joined the claim")
+    added = _statements(form.pattern) - _statements(template.pattern)
+    if sum(added.values()) > 0 and _statements(template.pattern):
+        first = next(iter(added))
+        out.append(f"the new code adds a statement (`{first}`): the claim's code does more now")
     return tuple(out)
+
+
+def _statements(pattern: str | None) -> Counter:
+    """The statements of a fragment, each by its first line with whitespace folded (a fragment that is not whole
+    statements has none)."""
+    from .code import _python
+
+    found: Counter = Counter()
+    if not pattern or "\n" not in pattern.strip():
+        return found
+    text = pattern.replace("$$$", "...")
+    tree = _python.parse(text.encode("utf-8"))
+    if tree.root_node.has_error:
+        return found
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        for child in node.named_children:
+            if child.type == "block":
+                stack.append(child)
+            elif child.type.endswith("statement") or child.type in ("function_definition", "class_definition",
+                                                                      "decorated_definition"):
+                line = code.fold_whitespace(child.text.decode("utf-8", "replace").split("\n")[0])
+                if line != "...":
+                    found[line] += 1
+                stack.append(child)
+    return found
 
 
 def _same_kind(a: str, b: str) -> bool:
     def kind(t):
+        if t.isidentifier() and t not in _CLAIM_WORDS:
+            return "name"
         if t in _CLAIM_WORDS:
             return "word"
         if t in _CLAIM_OPS:
@@ -841,8 +915,8 @@ def _same_kind(a: str, b: str) -> bool:
 
 
 def _judged(proposal: Proposal, template: Form, held_verdict: Verdict, held: Release, release: Release,
-            reader: Reader, run_mutants: bool) -> Proposal:
-    lost = concerns(template, proposal.form)
+            reader: Reader, run_mutants: bool, generalized: bool = False) -> Proposal:
+    lost = concerns(template, proposal.form, generalized)
     if not run_mutants:
         return replace(proposal, concerns=lost)
     return replace(proposal, concerns=lost, mutants=mutants_kept(template, held_verdict, held, proposal.form,

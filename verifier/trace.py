@@ -42,7 +42,7 @@ from .sources import Snapshot, SourceUnavailable
 _NOT_LOCAL = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"self", "cls"}
 
 
-def generalize(code: str | None, names: dict[str, str]) -> str | None:
+def generalize(code: str | None, names: dict[str, str], targets: bool = True) -> str | None:
     """`code` with the local names it reads replaced by metavariables, consistently through `names`
     (local name -> metavariable, shared by a fragment and its `after`, and filled in here).
 
@@ -50,7 +50,8 @@ def generalize(code: str | None, names: dict[str, str]) -> str | None:
     attribute or an item (`request.x`, `blocks[i]`), a positional argument (`f(request)`), a lambda's
     parameter, the target of an assignment (`room = a - b`). A name in any other place may stand for a
     value the claim is about (`x = default_prefix_caching`), and a metavariable there would match any
-    value (`True` as well). Lower-case names only, never Python's own nor `self`/`cls`.
+    value (`True` as well). Lower-case names only, never Python's own nor `self`/`cls`. Without `targets`,
+    a name being bound stays (`follow`: a target made `$X` also matches `a, b = ...`, a new shape of result).
     """
     if code is None:
         return None
@@ -65,7 +66,7 @@ def generalize(code: str | None, names: dict[str, str]) -> str | None:
         after = texts[i + 1] if i + 1 < len(texts) else ""
         receiver = after in (".", "[") and before != "."
         argument = before in ("(", ",") and after in (")", ",") and not _in_subscript(texts, i)
-        target = after == "=" and before in ("", ";", ":")  # a name being bound: `x = ...` binds `x`
+        target = targets and after == "=" and before in ("", ";", ":")  # a name being bound: `x = ...` binds `x`
         if not (receiver or argument or target or token.text in lambda_params):
             continue
         meta = names.setdefault(token.text, "$" + token.text.upper())

@@ -46,7 +46,8 @@ def follow_text(found: list, written: dict, kinds) -> str:
 
 def _judgement(proposal) -> str:
     if proposal.kind == "move":
-        return "the same code: keeps the claim"
+        return "the same code: keeps the claim" if not proposal.concerns else \
+            "the same code, for review: " + "; ".join(proposal.concerns)
     parts = []
     if proposal.concerns:
         parts.append("the claim may have changed: " + "; ".join(proposal.concerns))
