@@ -68,6 +68,34 @@ def boundaries(kb, ledgers, entries, engines, tracked):
     return found
 
 
+def hint_equal(reader, release, template, authored, kind) -> bool:
+    """The alternative, as an author had it before `follow`: for a move, whether the relocation hint's first place
+    is the authored form's place; for a text change, whether the closest line the `changed` hint shows is the
+    authored fragment (modulo layout)."""
+    from verifier import locate
+
+    snapshot = reader.snapshot(release)
+    if kind == "move":
+        places = locate.relocation_places(template, snapshot, lambda: reader.python_files(release), reader.parsed,
+                                          reader.searches)
+        def same(place):
+            if locate._names_symbol(template):
+                return (place.path, place.symbol) == (authored.path, authored.pattern)
+            return (place.path, locate._scope_for(template, place)) == (authored.path, authored.scope)
+
+        return "first" if places and same(places[0]) else "named" if any(same(p) for p in places[:3]) else False
+    verdict = reader.form(replace(template, since=None, until=None), release)
+    hint = verdict.hint or ""
+    marker = "closest line in the scope: "
+    if marker not in hint:
+        return False
+    line = hint.split(marker, 1)[1].split(": ", 1)[-1]
+    try:
+        return same_form(replace(authored, pattern=line, after=authored.after), authored)
+    except Exception:
+        return False
+
+
 def hides(ledger, entry, check, version: str) -> bool:
     """Whether writing a holding form for `check` at `version` would change the entry's status there from what
     the authored history says (a `changed` or `unverified` entry made `holds`): the change hidden."""
@@ -214,6 +242,8 @@ def main() -> int:
                         for q in result.proposals if q.mutants_kept), None),
                    "note": result.note if result else None,
                    "reason": result.verdict.reason if result and result.verdict else None}
+            if b is not None and result is not None:
+                row["hint_equal"] = hint_equal(readers[engine], releases[engine][r], a, b, kind)
             if kind == "claim" and best is not None:
                 row["hides"] = hides(ledgers[engine], entry, check, r)
             rows.append(row)
@@ -262,6 +292,11 @@ def summarize(rows, seconds, total) -> None:
     hidden = [r for r in wrong if r.get("hides")]
     flagged_claims = sum(1 for r in claims if not r["best"] and r["top_holds_any"])
     print(f"boundaries: {len(rows)} ({len(moves)} moves, {len(texts)} text changes, {len(claims)} claim changes)")
+    hinted = sum(1 for r in moves if r.get("hint_equal") == "first")
+    named = sum(1 for r in moves if r.get("hint_equal"))
+    text_hinted = sum(1 for r in texts if r.get("hint_equal"))
+    print(f"before follow: the relocation hint's first place is the authored one for {pct(hinted, len(moves))} of "
+          f"moves (one of the three it shows: {pct(named, len(moves))}); the closest line shown is the authored fragment for {pct(text_hinted, len(texts))} of text changes")
     print(f"moves followed correctly (a move, equal to the authored form): {pct(followed, len(moves))}; "
           f"a holding move proposed: {pct(moved_holding, len(moves))}")
     print(f"text changes with a proposal that holds and keeps the mutants caught: {pct(mutants_kept, len(texts))}"
