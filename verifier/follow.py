@@ -198,19 +198,19 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
         places = _places(template, release, reader)
         proposals: list[tuple[tuple, Proposal]] = []
         tried: set[tuple] = set()
-        there: list[bool] = []
+        there: dict[str, list[str]] = {}  # "aligned": the code at the template's own place that is like it
 
         def still_there(form: Form) -> bool:
             """Whether the template's own place at `release` holds code much like what it matched (a claim
             changed in place, while a copy of the old code lives elsewhere), and that code does not name the
             form's place (`max_loras: int = LoRAConfig.max_loras` hands the default on to where it moved)."""
-            if not there:
-                there.extend(pattern for ratio, pattern, _ in (
+            if "aligned" not in there:
+                there["aligned"] = [pattern for ratio, pattern, _ in (
                     _aligned(template, before[1], held, template.path, template.scope, release, reader)
-                    if template.matcher in ("contains", "string") else ()) if ratio >= 0.6)
+                    if template.matcher in ("contains", "string") else ()) if ratio >= 0.6]
             container = (form.scope or "").rsplit(".", 1)[0] if form.scope and "." in form.scope else form.scope
             module = form.path.rsplit("/", 1)[-1].removesuffix(".py")
-            return any(not ((container and container in text) or module in text) for text in there)
+            return any(not ((container and container in text) or module in text) for text in there["aligned"])
 
         def consider(kind: str, form: Form, how: str, rank: tuple) -> None:
             key = (form.path, form.scope, form.pattern, form.after)
@@ -223,10 +223,11 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
                 return
             if _aside(form.path) and not _aside(template.path):
                 return  # the engine's behaviour is not in its tests, examples or benchmarks
-            if template.scope and form.scope and template.matcher != "string" and not _same_kind_of_scope(reader, held, before[1], template, release,
-                                                                          form):
-                return  # a class field's default found as a function's parameter is not the same claim (a string's
-                # text is its claim wherever it is: a help text that moved from add_cli_args into a field)
+            # A class field's default found as a function's parameter is not the same claim; a string's text is its
+            # claim wherever it is (a help text that moved from add_cli_args into a field).
+            if template.scope and form.scope and template.matcher != "string" and \
+                    not _same_kind_of_scope(reader, held, before[1], template, release, form):
+                return
             alike = _alike(reader, held, before[1], template, release, result, form)
             rank = (rank[0], _rank(template, form.path, form.scope, rank[1], alike), *rank[2:])
             proposal = Proposal(kind, form, result, how, old_lines, _lines(reader, release, result))
@@ -865,7 +866,8 @@ def concerns(template: Form, form: Form, generalized: bool = False) -> tuple[str
     added = sorted(t for t in gained if t in _CLAIM_WORDS or t in _CLAIM_OPS)
     unmatched = [t for t in added if not any(_same_kind(t, gone) for gone in lost)]
     if unmatched:
-        out.append("the new code adds `" + "`, `".join(unmatched[:4]) + "`: a condition, a term or a result joined the claim")
+        out.append("the new code adds `" + "`, `".join(unmatched[:4]) +
+                   "`: a condition, a term or a result joined the claim")
     added = _statements(form.pattern) - _statements(template.pattern)
     if sum(added.values()) > 0 and _statements(template.pattern):
         first = next(iter(added))
