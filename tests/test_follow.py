@@ -351,3 +351,59 @@ def test_the_nightly_workflow_writes_the_moves_and_reports_the_rest(index, kb, c
     assert ledger["releases"]["1.1.0"]["entries"]["ops-example"]["checks"]["zero"]["verdict"] == "holds"
     paths = steps["Open a pull request with the ledger"]["with"]["add-paths"].split()
     assert paths == ["ledger/", "gotchas/"]
+
+
+def test_replace_form_adds_and_drops_keys_and_keeps_the_checks_own_bounds(tmp_path):
+    """A new form with a scope the old one lacked gets an `in`; one without the old `after` loses it; the
+    check's own `since` bounds both the new form and the old one kept in `earlier`."""
+    from dataclasses import replace
+
+    from verifier.entries import load_entry
+    from verifier.rewrite import write_followed
+
+    entry = VALID_ENTRY.replace("""  - id: metric
+    claim: The metric exists.
+    path: pkg/metrics.py
+    string: "vllm:num_preemptions"
+""", """  - id: metric
+    claim: The metric exists.
+    path: pkg/metrics.py
+    string: "vllm:num_preemptions"
+    since: 0.5.0
+""")
+    path = tmp_path / "ops-example.md"
+    path.write_text(entry)
+    loaded = load_entry(path)
+    zero, metric = loaded.entry.checks
+    write_followed(path, loaded, metric, replace(metric.own, path="pkg/obs.py", scope="Metrics"), "1.0.0")
+    loaded = load_entry(path)
+    zero = loaded.entry.checks[0]
+    write_followed(path, loaded, zero, replace(zero.own, scope=None, after=None, adjacent=False,
+                                               pattern="$R.num_computed_tokens = 0"), "1.0.0")
+    zero, metric = load_entry(path).entry.checks
+    assert [(f.path, f.scope, f.since, f.until) for f in metric.forms] == [
+        ("pkg/obs.py", "Metrics", "0.5.0", None), ("pkg/metrics.py", None, "0.5.0", "1.0.0")]
+    assert [(f.scope, f.pattern, f.after, f.adjacent, f.until) for f in zero.forms] == [
+        (None, "$R.num_computed_tokens = 0", None, False, None),
+        ("Scheduler.preempt", "request.num_computed_tokens = 0", "request.status = PREEMPTED", True, "1.0.0")]
+    text = path.read_text()
+    assert "    path: pkg/sched.py\n    contains: $R.num_computed_tokens = 0\n    earlier:\n" in text
+    assert "    string: \"vllm:num_preemptions\"\n    in: Metrics\n    since: 0.5.0\n    earlier:\n" in text
+    assert text.index("severity: performance") > text.index("        in: null")  # the front matter's next key
+
+
+def test_trace_write_to_the_last_check_stays_above_the_next_front_matter_key(tmp_path):
+    """`trace --write` and `follow --write` share the end of a check: for the last check, the line before the
+    next key of the front matter (`severity:`), not the closing fence."""
+    from verifier.entries import load_entry
+    from verifier.rewrite import write_forms
+
+    path = tmp_path / "ops-example.md"
+    path.write_text(VALID_ENTRY)
+    loaded = load_entry(path)
+    metric = loaded.entry.checks[1]
+    write_forms(path, loaded, metric, [{"until": "0.9.0", "path": "pkg/old_metrics.py"}])
+    again = load_entry(path).entry
+    assert again.severity == "performance"
+    assert [(f.path, f.until) for f in again.checks[1].forms] == [("pkg/metrics.py", None),
+                                                                  ("pkg/old_metrics.py", "0.9.0")]

@@ -67,8 +67,7 @@ def add_earlier(text: str, loaded: LoadedEntry, check: Check, items: list[dict])
     fence = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() == "---"), None)
     if fence is None:
         raise RewriteError(f"{loaded.file}: the front matter is not closed")
-    following = sorted(item.line for item in checks.value if item.line > node.line)
-    end = (following[0] - 1 if following else fence) - 1  # index of the check's last line, before trimming
+    end = _check_end(loaded, checks, node, fence)  # index of the check's last line, before trimming
     key_indent = node.column - 1
     earlier = node.value.get("earlier")
     if earlier is not None:
@@ -91,6 +90,14 @@ def add_earlier(text: str, loaded: LoadedEntry, check: Check, items: list[dict])
         lines[end] += newline
     edited = lines[:end + 1] + [line + newline for line in new] + lines[end + 1:]
     return "".join(edited)
+
+
+def _check_end(loaded: LoadedEntry, checks, node, fence: int) -> int:
+    """The 0-based index of a check's last line (before trimming): the line before the next check, or before the
+    next key of the front matter (`severity:` after the last check), or before the closing fence."""
+    following = [item.line for item in checks.value if item.line > node.line]
+    following += [line for line in loaded.front.key_lines.values() if line > node.line]
+    return (min(following) - 1 if following else fence) - 1
 
 
 def _trailing(line: str, indent: int) -> bool:
@@ -206,8 +213,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str 
     fence = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() == "---"), None)
     if fence is None:
         raise RewriteError(f"{loaded.file}: the front matter is not closed")
-    following = sorted(item.line for item in checks.value if item.line > node.line)
-    end = (following[0] - 1 if following else fence) - 1
+    end = _check_end(loaded, checks, node, fence)
     key_indent = node.column - 1
     while end > node.line - 1 and _trailing(lines[end], key_indent):
         end -= 1
