@@ -294,13 +294,22 @@ def test_real_site_has_no_broken_link_and_a_page_per_release(real_site):
     for path in kb.entry_files():
         assert (out / "entries" / path.stem / "index.html").is_file()
     broken = []
+    ids: dict[Path, set[str]] = {}
     for page in pages(out):
         if page.name == "404.html":
             continue
         for link in links_of(page):
             found = target_of(out, page, link)
-            if found and not found[0].is_file():
+            if not found:
+                continue
+            target, fragment = found
+            if not target.is_file():
                 broken.append((page.relative_to(out), link))
+            elif fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(_ID.findall(target.read_text(encoding="utf-8")))
+                if fragment not in ids[target]:
+                    broken.append((page.relative_to(out), link))
     assert broken == []
 
 
@@ -312,6 +321,8 @@ def links_of(path: Path) -> list[str]:
 
 
 _LINK = re.compile(r'<[a-z][^>]*?\s(?:href|src)="([^"]*)"')
+#: The ids a page defines, by the same pattern's reasoning (every attribute is quoted with '"').
+_ID = re.compile(r'<[a-z][^>]*?\sid="([^"]*)"')
 
 
 def test_unverified_says_how_many_claims_were_verified_and_never_does_not_hold(kb_root, tmp_path, monkeypatch):

@@ -74,6 +74,9 @@ VERDICT_TERMS = (
          "behaviour: the code may have moved or been renamed."),
     Term("verdict-error", "error", "a claim (check), at a release",
          "The verifier could not read or evaluate the check for this release. This says nothing about the code."),
+    Term("verdict-not-verified", "not verified", "a claim (check), at a release",
+         "The check has no verdict at this release: none of its forms applies here (the claim belongs to other "
+         "releases, by its own since or until), or the release has not been verified since the check was written."),
 )
 
 #: Why a check is not `holds`.
