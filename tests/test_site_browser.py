@@ -132,6 +132,8 @@ def test_a_typed_release_reaches_its_page_in_two_actions(page, base_url):
     ("--enable-prefix-caching", "Prefix caching is on by default and costs unique prompts"),
     ("max_num_seqs", "Prefix caching is on by default and costs unique prompts"),
     ("vllm:num_preemptions", "An example gotcha that is well-formed"),
+    ("num_preemptions", "An example gotcha that is well-formed"),  # a bare identifier finds its prefixed one
+    ("num-preemptions", "An example gotcha that is well-formed"),
     ("latency", "An example gotcha that is well-formed"),
 ])
 def test_search_finds_identifiers_as_written(page, base_url, query, expected):
@@ -368,6 +370,7 @@ def test_real_site_release_picked_without_javascript(browser, real_base_url, wid
 #: Each query, and the entry it must rank first (an exact identifier, or the phrase).
 REAL_QUERIES = {
     "vllm:num_preemptions": "ops-kv-cache-full-preempts-and-recomputes",
+    "num_preemptions": "ops-kv-cache-full-preempts-and-recomputes",
     "--max-num-seqs": "config-batch-defaults-depend-on-gpu-and-entrypoint",
     "max_num_seqs": "config-batch-defaults-depend-on-gpu-and-entrypoint",
     "KV cache pool is full": None,  # a phrase: only entries with every word, those with the phrase first
@@ -391,7 +394,8 @@ def test_real_site_search_ranks_what_was_asked_first(two_looks, real_base_url):
             assert with_phrase and ids[:len(with_phrase)] == with_phrase, ids
             assert len(ids) < len(docs) / 2  # every word must occur: not "all 60 entries"
             for i in ids:
-                text = " ".join(docs[i][f] for f in ("title", "symptom", "text", "identifiers", "concepts")).lower()
+                text = " ".join(docs[i][f] for f in ("title", "symptom", "text", "identifiers", "concepts", "code")
+                                ).lower()  # every field the index searches: code too (`_pool_bytes...` has pool)
                 assert all(w in text for w in words), i
         snippet = page.locator("#search-results li p").first
         marks = [m.inner_text().lower() for m in snippet.locator("mark").all()]

@@ -107,6 +107,11 @@
         var bare = word.replace(/^-+/, "");
         if (bare !== word) out.push(bare);
         bare.split(/[-_:./=,()\[\]]+/).forEach(function (part) { if (part && part !== bare) out.push(part); });
+        // what follows a prefix is a word too: `vllm:num_preemptions` is found by `num_preemptions`,
+        // `Scheduler.schedule` by `schedule`
+        for (var at = 0; at < bare.length; at++) {
+          if (":./".indexOf(bare[at]) >= 0 && at + 1 < bare.length) out.push(bare.slice(at + 1));
+        }
       });
       return out;
     };
@@ -213,7 +218,9 @@
         var results = Object.keys(found).map(function (id) {
           var doc = docs[id];
           var exact = spellings.length > 1 || words.length === 1 ? spellings.some(function (s) {
-            return doc.idents.indexOf(s) >= 0 || doc.idents.indexOf("--" + s) >= 0;
+            return doc.idents.indexOf(s) >= 0 || doc.idents.indexOf("--" + s) >= 0 || doc.idents.some(function (i) {
+              return i.length > s.length && i.slice(-s.length) === s && ":./".indexOf(i[i.length - s.length - 1]) >= 0;
+            });
           }) : false;
           return { doc: doc, exact: exact, phrase: occurrences(doc), score: found[id].score };
         }).filter(function (r) { return !quoted || r.phrase > 0; });
