@@ -146,6 +146,21 @@ def test_search_finds_identifiers_as_written(page, base_url, query, expected):
     assert page.locator("h1").inner_text() == expected
 
 
+@pytest.mark.parametrize("query", ["0.2.0", "vllm 0.2.0", "vLLM==0.2.0"])
+def test_a_version_searched_for_leads_to_its_release_page(page, base_url, query):
+    page.goto(base_url + "search/")
+    page.fill("#search-input", query)
+    page.wait_for_function("q => document.getElementById('search-status').textContent.includes(q)", arg=query)
+    first = page.locator("#search-results li a").first
+    assert first.inner_text() == "vLLM 0.2.0: the release page"
+    first.click()
+    page.wait_for_url(base_url + "engines/vllm/0.2.0/")
+    page.goto(base_url + "search/")
+    page.fill("#search-input", "9.9.9")
+    page.wait_for_function("() => document.getElementById('search-status').textContent.includes('9.9.9')")
+    assert page.locator("#search-results li.search-release").count() == 0  # no such release: no such link
+
+
 def test_the_search_box_of_every_page_searches(page, base_url):
     page.goto(base_url + "entries/ops-example/")
     page.fill("#header-q", "vllm:num_preemptions")

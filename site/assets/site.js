@@ -58,30 +58,35 @@
     apply();
   }
 
+  // A release as people type it: "vLLM 0.10.0", "vllm==0.10.0", "v0.10.0", or "0.10.0" (every engine that has it).
+  var releaseData = byId("release-data");
+  var releaseEngines = releaseData ? JSON.parse(releaseData.textContent || "[]") : [];
+  var findRelease = function (text) {
+    var words = text.toLowerCase().replace(/==|=/g, " ").trim().split(/\s+/);
+    var version = (words.pop() || "").replace(/^v(?=\d)/, "");
+    var name = words.join(" ");
+    var found = [];
+    releaseEngines.forEach(function (e) {
+      if (name && name !== e.key.toLowerCase() && name !== e.name.toLowerCase()) return;
+      if (e.versions.indexOf(version) >= 0) found.push(e);
+    });
+    return { found: found, version: version };
+  };
+  var releaseUrl = function (engine, version) {
+    return base + "engines/" + encodeURIComponent(engine.key) + "/" + encodeURIComponent(version) + "/";
+  };
+
   // Release form: "vLLM 0.10.0" (or "vllm==0.10.0", or "0.10.0" when one engine has it), then Enter.
   var releaseForm = byId("release-form");
-  var releaseData = byId("release-data");
   if (releaseForm && releaseData) {
-    var engines = JSON.parse(releaseData.textContent || "[]");
     var input = byId("release-input");
     var error = byId("release-error");
-    var find = function (text) {
-      var words = text.toLowerCase().replace(/==|=/g, " ").trim().split(/\s+/);
-      var version = words.pop() || "";
-      var name = words.join(" ").replace(/^v(?=\d)/, "");
-      version = version.replace(/^v(?=\d)/, "");
-      var found = [];
-      engines.forEach(function (e) {
-        if (name && name !== e.key.toLowerCase() && name !== e.name.toLowerCase()) return;
-        if (e.versions.indexOf(version) >= 0) found.push(e);
-      });
-      return { found: found, version: version };
-    };
+    var find = findRelease;
     releaseForm.addEventListener("submit", function (event) {
       event.preventDefault();
       var result = find(input.value);
       if (result.found.length === 1) {
-        window.location.href = base + "engines/" + encodeURIComponent(result.found[0].key) + "/" + encodeURIComponent(result.version) + "/";
+        window.location.href = releaseUrl(result.found[0], result.version);
       } else if (result.found.length > 1) {
         error.textContent = result.found.map(function (e) { return e.name; }).join(" and ") + " both have " + result.version + ": type the engine too, e.g. \u201c" + result.found[0].name + " " + result.version + "\u201d.";
       } else {
@@ -228,6 +233,20 @@
           return (b.exact - a.exact) || (b.phrase - a.phrase) || (b.score - a.score);
         });
         list.textContent = "";
+        // a version asked for: its release page first, for each engine that has it
+        var release = /\d+\.\d+/.test(query) ? findRelease(query) : { found: [] };
+        release.found.forEach(function (engine) {
+          var item = document.createElement("li");
+          item.className = "search-release";
+          var link = document.createElement("a");
+          link.href = releaseUrl(engine, release.version);
+          link.textContent = engine.name + " " + release.version + ": the release page";
+          item.appendChild(link);
+          var what = document.createElement("p");
+          what.textContent = "Every gotcha of " + engine.name + " " + release.version + ", what bites it and what to do.";
+          item.appendChild(what);
+          list.appendChild(item);
+        });
         status.textContent = results.length + (results.length === 1 ? " entry has" : " entries have") + " every word of \u201c" + query + "\u201d" + (quoted ? " as a phrase" : "");
         results.slice(0, 50).forEach(function (r) {
           var item = document.createElement("li");
