@@ -407,3 +407,23 @@ def test_trace_write_to_the_last_check_stays_above_the_next_front_matter_key(tmp
     assert again.severity == "performance"
     assert [(f.path, f.until) for f in again.checks[1].forms] == [("pkg/metrics.py", None),
                                                                   ("pkg/old_metrics.py", "0.9.0")]
+
+
+def test_a_release_that_cannot_be_read_is_an_error_not_a_proposal(kb, monkeypatch, tmp_path, capsys):
+    """A broken archive at the new release: every check is `error unavailable` there, which says nothing about
+    the code; follow proposes nothing, writes nothing and exits 3."""
+    (kb / "gotchas" / "ops-example.md").write_text(ENTRY)
+    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with IndexServer() as server:
+        files = {path: text.encode() for path, text in RELEASES["1.0.0"].items()}
+        server.add("vllm", "vllm-1.0.0.tar.gz", make_sdist(files, top="vllm-1.0.0"), upload_time="2024-01-01T00:00:00Z")
+        server.add("vllm", "vllm-1.1.0.tar.gz", b"this is not a gzip file", upload_time="2024-02-01T00:00:00Z")
+        monkeypatch.setenv("PIP_INDEX_URL", server.url)
+        before = (kb / "gotchas" / "ops-example.md").read_text()
+        code, out, err = run_cli(capsys, "follow", "--release", "1.1.0", "--write")
+    assert code == 3, (out, err)
+    assert "a failure of the machinery says nothing of the code; nothing is proposed" in out
+    assert "proposal:" not in out
+    assert (kb / "gotchas" / "ops-example.md").read_text() == before

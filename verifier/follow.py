@@ -45,7 +45,7 @@ from . import code, locate
 from .code._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token, tokenize
 from .evaluate import evaluate_source
 from .matchers import REGISTRY
-from .model import CHANGED, HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
+from .model import CHANGED, ERROR, HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
 from .reading import FileCache, evaluate
 from .sources import Snapshot, SourceUnavailable
 from .trace import _distinctive, generalize
@@ -181,7 +181,15 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
     if now is None or now[1].status == HOLDS:
         return None
     found = Following(entry.id, check, release.version, held.version, None, now[1])
+    if now[1].status == ERROR:
+        found.note = (f"the check is error {now[1].reason} at {release.version} ({now[1].message or 'no message'}): "
+                      "a failure of the machinery says nothing of the code; nothing is proposed")
+        return found
     before = reader.check(check, held)
+    if before is not None and before[1].status == ERROR:
+        found.note = (f"the check is error {before[1].reason} at {held.version} ({before[1].message or 'no message'})"
+                      ": there is no form known to follow from")
+        return found
     if before is None or before[1].status != HOLDS:
         found.note = f"the check did not hold at {held.version} either: there is no form to follow from"
         return found

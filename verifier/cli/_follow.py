@@ -54,6 +54,8 @@ def run_follow(args) -> int:
     locations = _source_locations(kb, args.source, args.engine, set(engines), default="pypi")
     sources = _make_sources(kb, locations, progress)
     found, targets_of = [], {}
+    known: set[str] = set()
+    unknown: set[str] = set()
     verdicts, searches = VerdictCache(), SearchCache()
     try:
         for engine in engines:
@@ -64,11 +66,10 @@ def run_follow(args) -> int:
                 continue
             by_version = {r.version: r for r in releases}
             if args.release:
-                missing = [v for v in args.release if v not in by_version]
-                if missing:
-                    raise UsageError(f"{engine}: no release {', '.join(missing)} (from {releases[0].version} to "
-                                     f"{releases[-1].version})")
-                targets = [by_version[v] for v in args.release]
+                # a release of one engine only (vLLM 0.33.0) is followed where it exists
+                targets = [by_version[v] for v in args.release if v in by_version]
+                unknown.update(v for v in args.release if v not in by_version)
+                known.update(v for v in args.release if v in by_version)
             elif args.new:
                 try:
                     seen = set(ledger.load(engine).versions())
@@ -96,6 +97,10 @@ def run_follow(args) -> int:
         searches.close()
         if not args.write:
             _close(*sources.values())
+    if unknown - known:
+        _close(*sources.values())
+        raise UsageError(f"no release {', '.join(sorted(unknown - known))} of "
+                         f"{' or '.join(kb.engines[e].name for e in engines)}")
     written: dict = {}
     code = EXIT_OK
     try:
@@ -114,6 +119,8 @@ def run_follow(args) -> int:
     if code == EXIT_OK and any(f.best is None or (args.write and written.get((f.entry, f.check.id, f.release))
                                                   != "written") for f in found):
         code = EXIT_FINDINGS  # something is left for a person
+    if any(f.verdict is not None and f.verdict.status == "error" for f in found):
+        code = EXIT_ERROR  # a release could not be read: what it says is not known
     return code
 
 
