@@ -73,7 +73,7 @@ def violations(page) -> list[dict]:
     # with the rule that a control's accessible name contains its visible text (WCAG 2.5.3), which axe keeps off
     # by default as experimental: a "more" link named "The whole workaround of ..." failed it
     result = page.evaluate("axe.run(document, {resultTypes: ['violations'], "
-                           "rules: {'label-content-name-mismatch': {enabled: true}}})")
+                           "rules: {'label-content-name-mismatch': {enabled: true}, 'target-size': {enabled: true}}})")
     return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]][:3]} for v in result["violations"]]
 
 
