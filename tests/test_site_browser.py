@@ -172,6 +172,8 @@ def test_the_search_box_of_every_page_searches(page, base_url):
     first = page.locator("#search-results li").first
     assert first.locator("a").inner_text() == "An example gotcha that is well-formed"  # it says so in its symptom
     assert first.locator("mark").first.inner_text() == "vllm:num_preemptions"
+    # beside the title: where it stands at each engine's newest release, and how bad it is
+    assert first.locator("p.search-meta").inner_text() == "vLLM 0.10.0: holds \u00b7 severity: performance"
 
 
 def test_dark_mode_follows_the_system_and_the_button_says_what_it_does(page, base_url):
@@ -415,7 +417,7 @@ def test_real_site_search_ranks_what_was_asked_first(two_looks, real_base_url):
                 text = " ".join(docs[i][f] for f in ("title", "symptom", "text", "identifiers", "concepts", "code")
                                 ).lower()  # every field the index searches: code too (`_pool_bytes...` has pool)
                 assert all(w in text for w in words), i
-        snippet = page.locator("#search-results li p").first
+        snippet = page.locator("#search-results li p.search-snippet").first
         marks = [m.inner_text().lower() for m in snippet.locator("mark").all()]
         assert marks and (query.lower() in marks or all(m in query.lower() for m in marks)), marks
         text = snippet.inner_text()

@@ -176,6 +176,7 @@
       if (end < text.length) { var back = text.lastIndexOf(" ", end); end = back > at ? back : end; }
       var piece = text.slice(start, end);
       var p = document.createElement("p");
+      p.className = "search-snippet";
       if (start > 0) p.appendChild(document.createTextNode("\u2026 "));
       var needles = phrases.concat(words).filter(function (w) { return w; });
       var lower = piece.toLowerCase(), pos = 0;
@@ -254,6 +255,13 @@
           link.href = base + r.doc.url;
           link.textContent = r.doc.title;
           item.appendChild(link);
+          // where it stands: each engine's status at its newest release, and how bad it is
+          var meta = document.createElement("p");
+          meta.className = "search-meta";
+          meta.textContent = (r.doc.latest || []).map(function (e) {
+            return e[0] + (e[1] ? " " + e[1] : "") + ": " + e[2];
+          }).concat(r.doc.severity ? ["severity: " + r.doc.severity] : []).join(" \u00b7 ");
+          item.appendChild(meta);
           item.appendChild(snippet(r.doc, spellings, words));
           list.appendChild(item);
         });

@@ -24,8 +24,18 @@ def _identifiers(entry: Entry) -> list[str]:
     return sorted(found)
 
 
-def documents(entries: list[Entry]) -> list[dict]:
+def documents(entries: list[Entry], site=None) -> list[dict]:
+    """One search document per entry; with the site, each engine's status at its newest release (a result says
+    it beside the title, with the severity)."""
+    latest = {}
+    if site is not None:
+        from . import words
+        from .pages import entry_rows
+
+        latest = {row["entry"].id: [[e["name"], e["latest_version"] or "", words.word(e["latest"])]
+                                    for e in row["engines"]] for row in entry_rows(site, entries)}
     return [{
+        "severity": entry.severity, "latest": latest.get(entry.id, []),
         "id": entry.id, "url": entry_url(entry.id), "title": entry.title, "scheme": entry.scheme,
         "concepts": " ".join(entry.concepts), "engines": " ".join(entry.engines),
         "symptom": " ".join(_plain(entry.sections.get("Symptom", "")).split()),
@@ -37,7 +47,7 @@ def documents(entries: list[Entry]) -> list[dict]:
 
 
 def build(b: Builder) -> None:
-    b.add(("search", "documents.json"), _json(documents(b.site.entries)))
+    b.add(("search", "documents.json"), _json(documents(b.site.entries, b.site)))
     # the releases, as the front page's release form has them: a version typed in the search box leads to its page
     releases = [{"key": key, "name": view.engine.name, "versions": list(reversed(view.versions))}
                 for key, view in b.site.engines.items() if view.versions]
