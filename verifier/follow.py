@@ -17,16 +17,24 @@ claim takes there, starting from the form that held at P (the template):
   the code they stood for still is.
 
 A `text` proposal is compared with the template where the claim lives: every
-literal (number, string, `True`/`None`), operator and keyword of the
-template's code must still be in the proposal's. One that is not is a
-*concern*: the claim may have changed (a threshold 128 that is now 256), and
-the proposal is shown for a person to decide, never as one that keeps the
-claim. A proposal without concerns must also be caught by the meaning mutants
-that caught the template (the same mutation, by its description, made at R):
-generalizing with `$$$` across the claim lets one of them through and is
-refused. A `move` is the template's own code and keeps its claim by
-construction; it is the kind `follow --write --kinds move` writes without a
-person.
+literal (number, string, `True`/`None`), operator, keyword, keyword argument
+and name of the template's code must still be in the proposal's, and the
+proposal may add no operator, keyword, tuple comma or statement. What differs
+is a *concern*: the claim may have changed (a threshold 128 that is now 256, a
+condition joined on, `logger.warning` that became `logger.debug`), and the
+proposal is shown for a person to decide, never as one that keeps the claim.
+A text proposal must also be caught by the meaning mutants that caught the
+template (the same mutation, by its description, made at R; at least one):
+generalizing with `$$$` across the claim lets one of them through. A `move` is
+the template's own code; it keeps its claim unless the template's old place
+still holds code much like it, changed (then the claim may have changed there,
+and the copy elsewhere is another code path), which is a concern too unless
+that code names the new place. A move that keeps its claim is what
+`follow --write --kinds move` writes without a person.
+
+The code is never looked for in tests, examples or benchmarks, nor in another
+kind of definition than the template's (a field's default is not a function's
+parameter default).
 
 Where the release says the claim changed in so many words (a named value the
 claim does not allow, an `absent` check whose code is now present), nothing is
