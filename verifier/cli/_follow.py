@@ -53,7 +53,7 @@ def run_follow(args) -> int:
     progress = Progress()
     locations = _source_locations(kb, args.source, args.engine, set(engines), default="pypi")
     sources = _make_sources(kb, locations, progress)
-    found, targets_of = [], {}
+    found = []
     known: set[str] = set()
     unknown: set[str] = set()
     verdicts, searches = VerdictCache(), SearchCache()
@@ -80,7 +80,6 @@ def run_follow(args) -> int:
                            and (not seen or version_key(r.version) > max(version_key(v) for v in seen))]
             else:
                 targets = [releases[-1]]
-            targets_of[engine] = targets
             reader = Reader(source, verdicts, searches)
             try:
                 found += follow_engine([e for e in entries if any(c.engine == engine for c in e.checks)], engine,
