@@ -58,16 +58,7 @@ def add_earlier(text: str, loaded: LoadedEntry, check: Check, items: list[dict])
     """`text` (the entry that `loaded` was read from) with `items` appended to `check`'s `earlier` list."""
     if not items:
         return text
-    node = loaded.check_nodes.get(check.id)
-    checks = loaded.front.value.get("checks") if loaded.front is not None else None
-    if node is None or checks is None or not checks.is_sequence:
-        raise RewriteError(f"{loaded.file}: check {check.id} is not where a check can be edited")
-    lines = text.splitlines(keepends=True)
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    fence = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() == "---"), None)
-    if fence is None:
-        raise RewriteError(f"{loaded.file}: the front matter is not closed")
-    end = _check_end(loaded, checks, node, fence)  # index of the check's last line, before trimming
+    node, lines, newline, end = _check_block(text, loaded, check)  # end: the check's last line, before trimming
     key_indent = node.column - 1
     earlier = node.value.get("earlier")
     if earlier is not None:
@@ -92,12 +83,24 @@ def add_earlier(text: str, loaded: LoadedEntry, check: Check, items: list[dict])
     return "".join(edited)
 
 
-def _check_end(loaded: LoadedEntry, checks, node, fence: int) -> int:
-    """The 0-based index of a check's last line (before trimming): the line before the next check, or before the
-    next key of the front matter (`severity:` after the last check), or before the closing fence."""
+def _check_block(text: str, loaded: LoadedEntry, check: Check):
+    """Where `check` is written in `text` (the entry `loaded` was read from): its mapping node, the text's lines
+    (with their ends), the line end the file uses, and the 0-based index of the check's last line before
+    trimming (the line before the next check, or before the front matter's next key, as `severity:` after the
+    last check, or before the closing fence). RewriteError when the check cannot be edited as text."""
+    node = loaded.check_nodes.get(check.id)
+    checks = loaded.front.value.get("checks") if loaded.front is not None else None
+    if node is None or checks is None or not checks.is_sequence:
+        raise RewriteError(f"{loaded.file}: check {check.id} is not where a check can be edited")
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    fence = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() == "---"), None)
+    if fence is None:
+        raise RewriteError(f"{loaded.file}: the front matter is not closed")
     following = [item.line for item in checks.value if item.line > node.line]
     following += [line for line in loaded.front.key_lines.values() if line > node.line]
-    return (min(following) - 1 if following else fence) - 1
+    end = (min(following) - 1 if following else fence) - 1
+    return node, lines, newline, end
 
 
 def _trailing(line: str, indent: int) -> bool:
@@ -163,7 +166,7 @@ def _literal_safe(text: str) -> bool:
             not any(ord(c) < 32 and c != "\n" for c in body))
 
 
-def _form_fields(form, relative_to=None) -> dict[str, object]:
+def form_fields(form, relative_to=None) -> dict[str, object]:
     """The keys that write `form`: all of them, or, `relative_to` a form it inherits from, those that differ
     (the matcher with its modifiers whole)."""
     fields: dict[str, object] = {}
@@ -204,16 +207,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str 
     With `until` None the old own form is not kept; `drop` (a form's number, 1 for the first item of `earlier`)
     removes that item (the replay benchmark undoes a boundary so: the form of the release before it becomes
     the check's own again)."""
-    node = loaded.check_nodes.get(check.id)
-    checks = loaded.front.value.get("checks") if loaded.front is not None else None
-    if node is None or checks is None or not checks.is_sequence:
-        raise RewriteError(f"{loaded.file}: check {check.id} is not where a check can be edited")
-    lines = text.splitlines(keepends=True)
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    fence = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() == "---"), None)
-    if fence is None:
-        raise RewriteError(f"{loaded.file}: the front matter is not closed")
-    end = _check_end(loaded, checks, node, fence)
+    node, lines, newline, end = _check_block(text, loaded, check)
     key_indent = node.column - 1
     while end > node.line - 1 and _trailing(lines[end], key_indent):
         end -= 1
@@ -248,7 +242,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str 
     moved = {"until": until}
     if check.since is not None:
         moved = {"since": check.since, "until": until}
-    moved.update(_form_fields(old, form))
+    moved.update(form_fields(old, form))
     earlier = node.value.get("earlier")
     if earlier is not None:
         if not earlier.is_sequence or not earlier.value:

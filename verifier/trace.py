@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from . import locate
 from .code._tokens import NAME, tokenize
 from .reading import FileCache, evaluate
+from .rewrite import form_fields
 from .matchers import REGISTRY
 from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
 from .sources import Snapshot, SourceUnavailable
@@ -113,17 +114,7 @@ class Proposal:
             found["since"] = form.since
         if form.until is not None:
             found["until"] = form.until
-        if form.path != check.path:
-            found["path"] = form.path
-        if form.scope != check.scope:
-            found["in"] = form.scope
-        if (form.matcher, form.pattern, form.after, form.adjacent) != (check.matcher, check.pattern, check.after,
-                                                                        check.adjacent):
-            found[form.matcher] = form.pattern
-            if form.after is not None:
-                found["after"] = form.after
-            if form.adjacent:
-                found["adjacent"] = True
+        found.update(form_fields(form, check.own))  # what differs from the check's own form, which it inherits
         return found
 
 

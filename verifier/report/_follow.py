@@ -12,7 +12,7 @@ _SIDE = 58
 def follow_text(found: list, written: dict, kinds) -> str:
     """`found`: Following records (verifier.follow), in the order followed; `written`: (entry, check, release) ->
     what writing did ("written", or why not)."""
-    from ..rewrite import _form_fields, _lines_of
+    from ..rewrite import _lines_of, form_fields
 
     if not found:
         return "nothing to follow: every check that holds at the release before holds at the release too\n"
@@ -33,7 +33,7 @@ def follow_text(found: list, written: dict, kinds) -> str:
             out.append((f"  {'proposal' if n == 0 else 'or'}: {proposal.kind}, holds at {where}"
                                 f"{' in ' + proposal.verdict.symbol if proposal.verdict.symbol else ''}; {judged}"))
             out.append("    " + proposal.how)
-            out.extend("      " + line for line in _lines_of(_form_fields(proposal.form), 0))
+            out.extend("      " + line for line in _lines_of(form_fields(proposal.form), 0))
             if proposal.kind == "text" and n == 0:
                 out.extend("    " + line for line in side_by_side(proposal.old, proposal.new,
                                                                            item.held or "before", item.release))
@@ -77,7 +77,7 @@ def side_by_side(old: tuple[str, ...], new: tuple[str, ...], old_label: str, new
 
 def follow_markdown(found: list, written: dict) -> str:
     """The section of the nightly report: the forms written without a person, then the proposals to review."""
-    from ..rewrite import _form_fields, _lines_of
+    from ..rewrite import _lines_of, form_fields
     from ._check import _md
 
     moved = [f for f in found if written.get((f.entry, f.check.id, f.release)) == "written"]
@@ -106,7 +106,7 @@ def follow_markdown(found: list, written: dict) -> str:
         out.append(f"Proposal ({p.kind}): {_md(_judgement(p))}. {_md(p.how)}")
         out.append("")
         out.append("```yaml")
-        out.extend(_fence(line) for line in _lines_of(_form_fields(p.form), 0))
+        out.extend(_fence(line) for line in _lines_of(form_fields(p.form), 0))
         out.append("```")
         out.append("")
         out.append("```diff")
