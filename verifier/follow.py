@@ -53,10 +53,9 @@ from . import code, locate
 from .code._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token, tokenize
 from .evaluate import evaluate_source
 from .matchers import REGISTRY
-from .model import CHANGED, ERROR, HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
-from .reading import FileCache, evaluate
+from .model import CHANGED, ERROR, HOLDS, Check, Entry, Form, Release, Verdict
 from .sources import Snapshot, SourceUnavailable
-from .trace import _distinctive, generalize
+from .trace import Walker, _distinctive, generalize
 
 MOVE, TEXT = "move", "text"
 KINDS = (MOVE, TEXT)
@@ -123,14 +122,13 @@ class Following:
         return next((p for p in self.proposals if p.keeps_claim), None)
 
 
-class Reader:
-    """Releases of one engine opened on demand (the two of a boundary at a time), each form's verdict asked once."""
+class Reader(Walker):
+    """`trace`'s Walker for the two releases of a boundary: both kept open at a time (the template is read at the
+    release before, the proposals at the release), each form's verdict asked once, and the release's Python
+    files read once for every search."""
 
     def __init__(self, source, verdicts=None, searches=None, progress: Callable[[str], None] | None = None) -> None:
-        self.source, self.verdicts, self.searches, self.progress = source, verdicts, searches, progress
-        self.files = FileCache()
-        self.parsed = FileCache()
-        self._verdicts: dict[tuple[str, str], Verdict] = {}
+        super().__init__(source, [], verdicts, searches, progress)
         self._open: dict[str, Snapshot] = {}
         self._order: list[str] = []
         self._python: dict[str, dict[str, bytes]] = {}
@@ -149,16 +147,6 @@ class Reader:
             found = self._open[release.version] = self.source.open(release)
             self._order.append(release.version)
         return found
-
-    def form(self, form: Form, release: Release) -> Verdict:
-        key = (form.fingerprint, release.version)
-        found = self._verdicts.get(key)
-        if found is None:
-            found = self._verdicts[key] = evaluate(form, self.snapshot(release), self.files, self.verdicts)
-        return found
-
-    def check(self, check: Check, release: Release) -> tuple[int, Verdict] | None:
-        return check_verdict((f.index, self.form(f, release)) for f in check.forms_at(release.version))
 
     def source_file(self, release: Release, path: str) -> code.SourceFile | None:
         try:
