@@ -313,6 +313,8 @@ def _decode(data, engine: str) -> EngineLedger:
 
 
 _EVIDENCE_KEYS = ("engine", "version", "checks")
+#: Written from verifier 0.x of #29 on; a file without them has no excerpts of older releases.
+_EVIDENCE_HISTORY_KEYS = ("windows", "at")
 _EXCERPT_KEYS = ("lines", "match", "path", "start", "verdict")
 
 
@@ -329,7 +331,12 @@ def decode_evidence(data, engine: str, where: str) -> dict:
 def _check_evidence(data, engine: str) -> None:
     if type(data) is not dict:
         raise _Malformed(f"not evidence of {engine}: not an object but {_kind(data)}")
-    _exact_keys(data, _EVIDENCE_KEYS)
+    for key in data:
+        if key not in _EVIDENCE_KEYS + _EVIDENCE_HISTORY_KEYS:
+            raise _Malformed(_unknown(_EVIDENCE_KEYS + _EVIDENCE_HISTORY_KEYS), key)
+    for key in _EVIDENCE_KEYS:
+        if key not in data:
+            raise _Malformed("missing", key)
     if data["engine"] != engine:
         raise _Malformed(f"not evidence of {engine} (it says {_kind(data['engine'])})", "engine")
     if data["version"] is not None:
@@ -347,6 +354,32 @@ def _check_evidence(data, engine: str) -> None:
             _check_excerpt(excerpt)
         except _Malformed as exc:
             raise exc.within("checks", name) from None
+
+
+    _check_history(data.get("windows", {}), data.get("at", {}))
+
+
+def _check_history(windows, at) -> None:
+    """`windows`: entry/check -> the distinct excerpts (lists of lines) it had; `at`: entry/check -> version ->
+    [index into its windows, number of the first line]."""
+    if type(windows) is not dict:
+        raise _Malformed(f"must be an object (entry id/check id -> excerpts), not {_kind(windows)}", "windows")
+    for name, found in windows.items():
+        if type(found) is not list:
+            raise _Malformed(f"must be a list of excerpts, not {_kind(found)}", "windows", name)
+        for i, lines in enumerate(found):
+            if type(lines) is not list or not all(type(line) is str for line in lines):
+                raise _Malformed("must be a list of lines of text", "windows", name, i)
+    if type(at) is not dict:
+        raise _Malformed(f"must be an object (entry id/check id -> releases), not {_kind(at)}", "at")
+    for name, versions in at.items():
+        if type(versions) is not dict:
+            raise _Malformed(f"must be an object (version -> excerpt), not {_kind(versions)}", "at", name)
+        for version, ref in versions.items():
+            _name(version, "version", "a release version", "at", name, version)
+            if not (type(ref) is list and len(ref) == 2 and all(type(n) is int for n in ref) and ref[1] >= 1
+                    and 0 <= ref[0] < len(windows.get(name, ()))):
+                raise _Malformed("must be [an index into this check's windows, a line number]", "at", name, version)
 
 
 def _check_excerpt(excerpt) -> None:

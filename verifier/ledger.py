@@ -3,7 +3,7 @@
 One JSON file per engine (`ledger/<engine>.json`), in a deterministic form:
 keys sorted, one line per check verdict, so that a scheduled run's diff reads
 as "these verdicts changed". (Beside it, `ledger/evidence/<engine>.json` keeps
-the lines each check points at in the newest release, for the site.) A file is
+the lines each check points at in the newest release, and what the site shows of them at every release.) A file is
 replaced atomically (temp file, fsync, rename), so a killed run leaves each
 engine's file exactly as before or exactly as after. A lock file keeps two
 runs from writing at once.
@@ -30,6 +30,7 @@ import errno
 import fcntl  # POSIX only, like O_NOFOLLOW and the bounded query child: README, "Platforms"
 import json
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +43,7 @@ from ._ledger_text import FORMAT_VERSION
 from .safety import PathError, inside, name_problem, open_regular, read_regular
 
 __all__ = ["DEFAULT_DIR", "EVIDENCE_DIR", "FORMAT_VERSION", "LOCK_FILE", "MAX_EVIDENCE_BYTES", "MAX_LEDGER_BYTES",
+           "WINDOW_CONTEXT", "WINDOW_LINE", "WINDOW_MATCH", "window", "window_at",
            "READABLE_FORMATS", "SHA_DIGITS", "CheckRecord", "EngineLedger", "EntryRecord", "Ledger", "LedgerError",
            "ReleaseRecord", "decode", "decode_evidence", "parts_holding", "status_of", "version_key"]
 
@@ -51,8 +53,12 @@ SURFACE_DIR = "surface"
 LOCK_FILE = ".lock"
 #: The largest ledger file read (the committed ones are about 2.4 MB); a larger one is refused, read no further.
 MAX_LEDGER_BYTES = 64 << 20
-#: The largest evidence file read (the committed ones are about 0.2 MB).
+#: The largest evidence file read (the committed ones are about 3 MB: excerpts of every release).
 MAX_EVIDENCE_BYTES = 16 << 20
+#: What the evidence file keeps of a verdict at every release, the excerpt the site shows of it: WINDOW_CONTEXT
+#: lines either side of the first WINDOW_MATCH lines of the match, each cut at WINDOW_LINE characters.
+WINDOW_CONTEXT, WINDOW_MATCH, WINDOW_LINE = 2, 8, 240
+_PAIR = re.compile(r"\[\n +(\d+),\n +(\d+)\n +\]")
 #: How much of the lock file (who holds it) is read.
 _LOCK_TEXT = 200
 
@@ -155,19 +161,34 @@ class Ledger:
             return {"engine": engine, "version": None, "checks": {}}
         return decode_evidence(_parse(text, path), engine, str(path))
 
-    def save_evidence(self, evidence: dict, merge: bool = False, old: dict | None = None) -> None:
-        """Replace an engine's evidence file; with `merge`, keep other entries' excerpts of the same release
-        (from `old`, the evidence as read before, else as read now)."""
-        path = self.evidence_path(evidence["engine"])
-        if merge:
-            old = old if old is not None else self.load_evidence(evidence["engine"])
-            if old.get("version") == evidence["version"]:
-                evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
+    def save_evidence(self, evidence: dict | None, merge: bool = False, old: dict | None = None,
+                      engine: str | None = None, windows: dict | None = None, entries: set[str] | None = None,
+                      keep: set[str] | None = None) -> None:
+        """Replace an engine's evidence file: `evidence` (the newest release's excerpts; None: those of `old`);
+        with `merge`, keep other entries' excerpts of the same release (from `old`, the evidence as read before,
+        else as read now).
+
+        `windows` (version -> entry/check -> (first line, lines)) are the excerpts of every release verified, of
+        the checks of `entries`: at those releases they replace what `old` had of those entries; what it had of
+        other releases and entries stays, except entries not in `keep` when it is given (a run of the whole KB)."""
+        engine = engine or evidence["engine"]
+        path = self.evidence_path(engine)
+        if merge or evidence is None or windows:
+            old = old if old is not None else self.load_evidence(engine)
+        if evidence is None:
+            evidence = {"engine": engine, "version": old.get("version"), "checks": old.get("checks", {})}
+        elif merge and old.get("version") == evidence["version"]:
+            evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
+        if keep is not None:
+            evidence = {**evidence, "checks": {k: v for k, v in evidence["checks"].items()
+                                               if k.partition("/")[0] in keep}}
+        evidence = {**evidence, **_history(old or {}, windows or {}, entries or set(), keep)}
         try:
             _check_evidence(evidence, evidence["engine"])
         except _Malformed as exc:
             raise LedgerError(f"{path}: not written: {_location(exc.at)}: {exc}") from None
         text = json.dumps(evidence, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        text = _PAIR.sub(r"[\1, \2]", text)  # a release's [window, line] on its line: a third of the size
         _write_atomically(path, text)
 
     # The release surface: every flag, variable, metric and request field of each release (verifier.surface).
@@ -273,3 +294,46 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def window(lines: list[str], match) -> tuple[int, list[str]]:
+    """(first line, lines) of what the site shows of the verdict at `match` (first, last) in a file of `lines`."""
+    first, last = sorted(match)
+    start = max(1, first - WINDOW_CONTEXT)
+    end = min(len(lines), min(last, first + WINDOW_MATCH - 1) + WINDOW_CONTEXT)
+    return start, [line if len(line) <= WINDOW_LINE else line[:WINDOW_LINE] + " …" for line in lines[start - 1:end]]
+
+
+def window_at(evidence: dict, version: str, key: str) -> tuple[int, list[str]] | None:
+    """The window the evidence keeps of `key` (entry/check) at `version`, or None."""
+    ref = evidence.get("at", {}).get(key, {}).get(version)
+    if ref is None:
+        return None
+    return ref[1], evidence["windows"][key][ref[0]]
+
+
+def _history(old: dict, windows: dict, entries: set[str], keep: set[str] | None) -> dict:
+    """The `windows` and `at` of an evidence file: `old`'s, with `windows` (version -> key -> (start, lines)) in
+    place of what it had of `entries` at those versions. Each key's distinct windows are kept once, and `at`
+    says which one each release has and where it starts: key -> version -> [index, first line]."""
+    by_key: dict[str, dict[str, tuple[int, list[str]]]] = {}
+    for key, versions in old.get("at", {}).items():
+        entry = key.partition("/")[0]
+        if keep is not None and entry not in keep:
+            continue
+        for version in versions:
+            found = window_at(old, version, key)
+            if found is not None and not (version in windows and entry in entries):
+                by_key.setdefault(key, {})[version] = found
+    for version, found in windows.items():
+        for key, window in found.items():
+            by_key.setdefault(key, {})[version] = window
+    out_windows: dict[str, list[list[str]]] = {}
+    at: dict[str, dict[str, list[int]]] = {}
+    for key in sorted(by_key):
+        distinct: dict[tuple[str, ...], int] = {}
+        for version in sorted(by_key[key], key=version_key):
+            start, lines = by_key[key][version]
+            at.setdefault(key, {})[version] = [distinct.setdefault(tuple(lines), len(distinct)), start]
+        out_windows[key] = [list(lines) for lines in distinct]
+    return {"windows": out_windows, "at": at}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from . import __version__, locate, stats
 from .evaluate import BUDGET_SPENT
 from .helper import Helper
-from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key
+from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key, window
 from .model import ERROR, HOLDS, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_rules
 from .progress import Progress
 from .reading import FileCache, Reader, Unknown
@@ -231,7 +231,10 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         if relocate is not None:
             results = locate.with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
         if evidence is not None:
-            evidence.update(_excerpts(results, snapshot))
+            whole, windows = _excerpts(results, snapshot, whole="checks" in evidence)
+            if "checks" in evidence:
+                evidence["checks"].update(whole)
+            evidence.setdefault("windows", {}).update(windows)
         if surface is not None:
             surface(snapshot)
     finally:
@@ -243,8 +246,11 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
 CONTEXT_LINES = 3
 
 
-def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
+def _excerpts(results: list[CheckResult], snapshot, whole: bool) -> tuple[dict[str, dict], dict[str, list]]:
+    """(the lines around each verdict's place, by entry/check, when `whole`; the window of them the site shows
+    at any release, `ledger.window`)."""
     found = {}
+    windows = {}
     lines_of: dict[str, list[str] | None] = {}  # a file's lines, split once for all the verdicts on it
     for result in results:
         v = result.verdict
@@ -259,13 +265,17 @@ def _excerpts(results: list[CheckResult], snapshot) -> dict[str, dict]:
         lines = lines_of[v.path]
         if lines is None:
             continue
+        key = f"{result.entry}/{result.check.id}"
+        windows[key] = window(lines, v.lines)
+        if not whole:
+            continue
         start = max(1, v.lines[0] - CONTEXT_LINES)
         end = min(len(lines), v.lines[1] + CONTEXT_LINES)
-        found[f"{result.entry}/{result.check.id}"] = {
+        found[key] = {
             "path": v.path, "start": start, "lines": lines[start - 1:end], "match": list(v.lines),
             "verdict": v.status,
         }
-    return found
+    return found, windows
 
 
 @dataclass
@@ -278,6 +288,7 @@ class EngineRun:
     changed_releases: list[str] = field(default_factory=list)  # whose ledger record changed
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
     evidence: dict | None = None  # excerpts at the newest release, when it was verified
+    windows: dict = field(default_factory=dict)  # version -> entry/check -> (first line, lines), every release
     ledger: object | None = None  # the engine's ledger as saved at the end of the run
     surfaces: dict = field(default_factory=dict)  # version -> surface.store.ReleaseSurface read in this run
     stored_surfaces: object | None = None  # the engine's surface file as saved at the end of the run
@@ -397,7 +408,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     # Where a check stops holding, and at the newest release: the places a reader looks.
                     return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
-                evidence = {} if release.version == newest else None
+                # every release's windows; the newest's whole excerpts too
+                evidence = {"checks": {}} if release.version == newest else {}
                 read_surface = None
                 if surface_spec is not None and surfaces is not None and not surfaces.current(release):
                     def read_surface(snapshot, release=release):
@@ -411,8 +423,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                                          evidence=evidence, parsed=parsed, memo=memo, helper=helper,
                                          searches=searches, surface=read_surface,
                                          surface_paths=_surface_candidates(surface_spec, run, surfaces))
-                if evidence is not None:
-                    run.evidence = {"engine": engine, "version": release.version, "checks": evidence}
+                if "checks" in evidence:
+                    run.evidence = {"engine": engine, "version": release.version, "checks": evidence["checks"]}
                 if not memo.get("reused"):  # a release carried over leaves every status as it was
                     for result in results:
                         if result.verdict.status != ERROR:
@@ -428,6 +440,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     run.skipped.append(f"error: {engine} {release.version} {what} "
                                        f"({results[0].verdict.message}); not recorded in the ledger")
                     continue
+                run.windows[release.version] = evidence.get("windows", {})
                 if engine_ledger.record(release, results, source_label, now, __version__, bounds):
                     run.changed_releases.append(release.version)
     finally:
@@ -445,6 +458,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
         surfaces.releases.update(run.surfaces)
         ledger.save_surfaces(surfaces)
     run.stored_surfaces = surfaces
-    if run.evidence is not None:
-        ledger.save_evidence(run.evidence, merge=prune is None, old=old_evidence)
+    if run.evidence is not None or run.windows:
+        entries = {entry.id for entry, _ in pairs}
+        ledger.save_evidence(run.evidence, merge=prune is None, old=old_evidence, engine=engine,
+                             windows=run.windows, entries=entries, keep=prune)
     return run
