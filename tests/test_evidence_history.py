@@ -64,10 +64,12 @@ def test_a_window_is_what_the_site_shows_of_a_match():
 
 @pytest.mark.parametrize("windows,at,where", [
     ({"e-x/c": "lines"}, {}, "windows/e-x~1c"),
-    ({"e-x/c": [["a"]]}, {"e-x/c": {"0.1.0": [1, 1]}}, "at/e-x~1c/0.1.0"),  # no window 1
+    ({"e-x/c": [["a"]]}, {"e-x/c": {"0.1.0": [1, 1]}}, "at/e-x~1c/0.1.0/0: names an excerpt that is not there: "
+                                                        "windows/e-x~1c: has 1"),  # no window 1
     ({"e-x/c": [["a"]]}, {"e-x/c": {"0.1.0": [0, 0]}}, "at/e-x~1c/0.1.0"),  # no line 0
     ({"e-x/c": [["a"]]}, {"e-x/c": {"../x": [0, 1]}}, "at/e-x~1c/"),
-    ({}, {"e-x/c": {"0.1.0": [0, 1]}}, "at/e-x~1c/0.1.0"),
+    ({}, {"e-x/c": {"0.1.0": [0, 1]}}, "at/e-x~1c: names excerpts, but: windows/e-x~1c: is not there"),
+    ({"X": [["a"]]}, {}, "windows/X: not an entry id/check id"),
     ({"e-x/c": [[1]]}, {}, "windows/e-x~1c/0"),
 ])
 def test_windows_that_are_not_what_verify_writes_are_refused(tmp_path, windows, at, where):

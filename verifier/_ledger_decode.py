@@ -361,25 +361,51 @@ def _check_evidence(data, engine: str) -> None:
 
 def _check_history(windows, at) -> None:
     """`windows`: entry/check -> the distinct excerpts (lists of lines) it had; `at`: entry/check -> version ->
-    [index into its windows, number of the first line]."""
+    [index into its windows, number of the first line]. A bad value is refused where it is. Where the two do not
+    agree (a check's windows no release names, a release naming an excerpt that is not there), which side is wrong
+    is unknown: the refusal names both places."""
     if type(windows) is not dict:
         raise _Malformed(f"must be an object (entry id/check id -> excerpts), not {_kind(windows)}", "windows")
+    if type(at) is not dict:
+        raise _Malformed(f"must be an object (entry id/check id -> releases), not {_kind(at)}", "at")
+    for where, found in (("windows", windows), ("at", at)):
+        for name in found:
+            entry, slash, check = name.partition("/")
+            if not slash:
+                raise _Malformed("not an entry id/check id", where, name)
+            _name(entry, "id", "an entry id/check id", where, name)
+            _name(check, "id", "an entry id/check id", where, name)
     for name, found in windows.items():
         if type(found) is not list:
             raise _Malformed(f"must be a list of excerpts, not {_kind(found)}", "windows", name)
         for i, lines in enumerate(found):
             if type(lines) is not list or not all(type(line) is str for line in lines):
                 raise _Malformed("must be a list of lines of text", "windows", name, i)
-    if type(at) is not dict:
-        raise _Malformed(f"must be an object (entry id/check id -> releases), not {_kind(at)}", "at")
+
+    def pointer(*parts: str) -> str:
+        return "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+    # what one side names and the other has not: both named, the side at fault being unknown
+    unnamed = [name for name in windows if name not in at]
+    dangling = [name for name in at if name not in windows]
+    if unnamed:
+        also = f"; and: {pointer('at', dangling[0])}: names excerpts windows has not" if dangling else ""
+        raise _Malformed(f"are no release's excerpts: {pointer('at', unnamed[0])}: is not there{also}", "windows",
+                         unnamed[0])
     for name, versions in at.items():
         if type(versions) is not dict:
             raise _Malformed(f"must be an object (version -> excerpt), not {_kind(versions)}", "at", name)
+        if name not in windows:
+            raise _Malformed(f"names excerpts, but: {pointer('windows', name)}: is not there", "at", name)
         for version, ref in versions.items():
             _name(version, "version", "a release version", "at", name, version)
             if not (type(ref) is list and len(ref) == 2 and all(type(n) is int for n in ref) and ref[1] >= 1
-                    and 0 <= ref[0] < len(windows.get(name, ()))):
+                    and ref[0] >= 0):
                 raise _Malformed("must be [an index into this check's windows, a line number]", "at", name, version)
+            if ref[0] >= len(windows[name]):
+                raise _Malformed(f"names an excerpt that is not there: {pointer('windows', name)}: has "
+                                 f"{len(windows[name])}", "at",
+                                 name, version, 0)
 
 
 def _check_excerpt(excerpt) -> None:
