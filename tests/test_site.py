@@ -67,7 +67,7 @@ def test_pages_exist_for_every_kind(built_site):
                  "engines/index.html", "engines/vllm/index.html", "engines/vllm/0.2.0/index.html",
                  "api/kb.json", "api/entries/ops-example.json", "api/kb.schema.json", "feeds/changes.xml",
                  "feeds/entries.xml", "feeds/vllm.xml", "badges/ops-example.svg", "sitemap.xml",
-                 "assets/style.css", "assets/site.js", "assets/vendor/minisearch.js", "search/documents.json"):
+                 "assets/style.css", "assets/site.js", "assets/vendor/minisearch.min.js", "search/documents.json"):
         assert (out / path).is_file(), path
 
 
@@ -172,21 +172,60 @@ def test_front_page_shows_the_releases_each_entry_bites_and_only_useful_filters(
 def test_release_page_answers_which_gotchas_bite(built_site):
     _, out = built_site
     text = (out / "engines/vllm/0.2.0/index.html").read_text()
-    holds = text.split('id="bite"')[1].split('id="changed-since"')[0]
-    item = holds.split('id="ops-example"')[1].split("</details>")[0]
-    summary = _text_of(item.split('<details')[0])
-    assert "An example gotcha that is well-formed" in summary
-    assert "Symptom: Latency climbs and vllm:num_preemptions rises." in summary  # one line of symptom
-    assert "What to do: Add capacity." in summary  # the workaround's summary
-    evidence = item.split('<details class="claims">')[1]  # one click further
+    table = text.split('id="release-table"')[1].split("</table>")[0]
+    row = table.split('<tr id="ops-example"')[1].split("</tr>")[0]
+    title = _text_of(row.split("<summary>")[1].split("</summary>")[0])
+    assert title == "An example gotcha that is well-formed"
+    cells = [_text_of(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.split("</details></td>")[1], re.S)]
+    assert cells == ["performance", "ops", "–", "not yet"]  # severity, area, only if (none), fixed in
+    details = _text_of(row.split("</summary>", 1)[1])  # collapsed: one click further
+    assert "Symptom: Latency climbs and vllm:num_preemptions rises." in details  # the whole section, as here
+    assert "What to do: Add capacity." in details  # the workaround's summary
+    evidence = row.split('<details class="claims">')[1]
     assert "2 of 2 claims hold in 0.2.0" in _text_of(evidence)
     assert "pkg/sched.py</span>:4" in evidence and "blob/v0.2.0/pkg/sched.py#L4" in evidence
+    assert 'href="../../../entries/ops-example/?release=0.2.0&amp;engine=vllm#evidence"' in row
     changed = _text_of(text.split('id="changed-since"')[1].split("</section>")[0])
     assert "An example gotcha that is well-formed: changed in 0.1.0 → ✓ holds here" in changed
     first = (out / "engines/vllm/0.1.0/index.html").read_text()
+    assert 'id="release-table"' not in first  # nothing bites there: no table
     contradicted = first.split('id="changed"')[1]
     assert "An example gotcha" in contradicted and "A claim is contradicted" in contradicted
-    assert 'href="../../../legend/#reason-not-found"' in contradicted
+    assert "1 of 2 claims hold" in _text_of(contradicted)
+
+
+def test_release_table_puts_the_worst_first_and_says_where_each_stops(real_site):
+    """On the real KB: rows in the KB's severity order (then what bites before what may), every row an entry that
+    bites or may at 0.10.0; "fixed in" the first later release where it is not affected (or a claim changed); the
+    upgrade line counts the rows the newest release clears."""
+    from verifier import history
+    from verifier import kb as kb_module
+    from verifier.ledger import Ledger
+
+    from .conftest import REPO
+
+    kb = kb_module.load(REPO)
+    engine_ledger = Ledger(REPO / "ledger").load("vllm")
+    versions = engine_ledger.versions()
+    later = versions[versions.index("0.10.0") + 1:]
+    text = (real_site / "engines/vllm/0.10.0/index.html").read_text()
+    rows = re.findall(r'<tr id="([^"]+)" data-severity="([^"]*)" data-scheme="[^"]*" data-status="([^"]+)">(.*?)</tr>',
+                      text.split('id="release-table"')[1].split("</table>")[0], re.S)
+    rank = {s: i for i, s in enumerate(kb.severities)}
+    order = [(rank[severity], status != "holds") for _, severity, status, _ in rows]
+    assert order == sorted(order) and len(rows) > 10
+    cleared = 0
+    for entry_id, _, status, row in rows:
+        statuses = dict(history.entry_statuses(engine_ledger, entry_id))
+        assert statuses["0.10.0"] == status in ("holds", "unverified")
+        stop = next((v for v in later if statuses.get(v) in ("not-affected", "changed")), None)
+        fixed_in = _text_of(re.findall(r'<td class="fixed-in[^"]*">(.*?)</td>', row, re.S)[0])
+        assert fixed_in == ("not yet" if stop is None else f"fixed in {stop}" if statuses[stop] == "not-affected"
+                            else f"a claim changed in {stop}"), (entry_id, fixed_in)
+        cleared += statuses.get(versions[-1]) in ("not-affected", "changed")
+    upgrade = _text_of(text.split('class="upgrade-line">')[1].split("</p>")[0])
+    assert upgrade == f"Upgrading to {versions[-1]}, the newest, clears {cleared} of these {len(rows)}: the upgrade."
+    assert 0 < cleared < len(rows)
 
 
 def test_hostile_markup_comes_out_inert(built_site):
@@ -355,9 +394,9 @@ def test_unverified_says_how_many_claims_were_verified_and_never_does_not_hold(k
     monkeypatch.chdir(kb_root)
     assert main(["site", "--out", str(out)]) == 0
     release = (out / "engines/vllm/0.2.0/index.html").read_text()
-    unverified = release.split('id="unverified"')[1]
-    assert "An example gotcha that is well-formed" in unverified and "(1 of 2 claims verified)" in unverified
-    assert "Do not read this as" in unverified
+    assert "Do not read this as" in release.split('id="unverified"')[1].split("</p>")[0]
+    row = release.split('<tr id="ops-example"')[1].split("</summary>")[0]
+    assert "An example gotcha that is well-formed" in row and "unverified: 1 of 2 claims verified" in _text_of(row)
     assert "blob/v0.2.0/pkg/metrics.py" not in release  # no link to a file the release does not have
     entry = (out / "entries/ops-example/index.html").read_text()
     runs = _text_of(entry.split('class="runs"')[1].split("</ol>")[0])
@@ -499,7 +538,7 @@ def test_conditions_are_shown_on_the_entry_and_release_pages_and_in_json(real_si
     assert 'id="check-fcfs-default"' in entry
     release = (real_site / "engines" / "vllm" / "0.10.0" / "index.html").read_text()
     item = release[release.index(f'id="{priority}"'):]
-    item = item[:item.index("</li>")]
+    item = item[:item.index("</tr>")]
     # on a release's page, the default its code gives the setting, with the line
     assert "Only if: --scheduling-policy is fcfs (default fcfs in 0.10.0, vllm/" in _text_of(item)
     assert "; requests send priority" in _text_of(item)

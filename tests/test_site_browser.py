@@ -121,9 +121,11 @@ def test_a_typed_release_reaches_its_page_in_two_actions(page, base_url):
     page.fill("#release-input", "vllm 0.2.0")  # the first action
     page.press("#release-input", "Enter")  # the second
     page.wait_for_url(base_url + "engines/vllm/0.2.0/")
-    bite = page.locator("#bite").locator("xpath=..")
-    assert "An example gotcha that is well-formed" in bite.inner_text()
-    assert "What to do: Add capacity." in bite.inner_text()
+    row = page.locator("#release-table tr#ops-example")
+    assert "An example gotcha that is well-formed" in row.inner_text()
+    assert not row.get_by_text("What to do:").is_visible()  # collapsed: the table first
+    row.locator("summary").first.click()
+    assert "What to do: Add capacity." in row.inner_text()
     page.goto(base_url)
     page.fill("#release-input", "9.9.9")
     page.press("#release-input", "Enter")
@@ -341,13 +343,127 @@ def test_real_site_what_do_i_do_on_vllm_0_10_0_in_two_actions(look, real_base_ur
     page.fill("#release-input", "vLLM 0.10.0")  # typed, or picked from the list it offers
     page.press("#release-input", "Enter")
     page.wait_for_url(real_base_url + "engines/vllm/0.10.0/")
-    item = page.locator("#bite").locator("xpath=..").locator(f"li#{_seed().id}")
-    assert _seed().title in item.inner_text()
-    assert "What to do:" in item.inner_text() and "Symptom:" in item.inner_text()
-    claims = item.locator("details.claims")
-    assert not claims.locator("ul").is_visible()  # the evidence is one click further
+    row = page.locator(f"#release-table tr#{_seed().id}")
+    assert _seed().title in row.inner_text()
+    assert not row.locator(".row-details").is_visible()  # one line per gotcha until a row is opened
+    row.locator("summary").first.click()
+    assert "What to do:" in row.inner_text() and "Symptom:" in row.inner_text()
+    claims = row.locator("details.claims")
+    assert not claims.locator("ul").first.is_visible()  # the claims are one click further
     claims.locator("summary").click()
     assert "vllm/v1/core/sched/scheduler.py:" in claims.inner_text()
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def test_real_site_release_page_on_a_phone_is_its_table_first_and_under_five_screens(browser, real_base_url):
+    """The issue's measure: vLLM 0.10.0 on a 390 px phone, details collapsed."""
+    from verifier import kb as kb_module
+
+    from .conftest import REPO
+
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.goto(real_base_url + "engines/vllm/0.10.0/")
+    first = page.locator("#release-table tbody tr").first
+    assert first.bounding_box()["y"] + 40 < PHONE["height"]  # the first gotcha's title is on the first screen
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 5 * PHONE["height"], height
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+    rank = {s: i for i, s in enumerate(kb_module.load(REPO).severities)}
+    order = [rank[s] for s in page.locator("#release-table tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.severity)")]
+    assert order == sorted(order) and len(order) > 10
+    context.close()
+
+
+def test_real_site_release_filters_narrow_the_table(page, real_base_url):
+    page.goto(real_base_url + "engines/vllm/0.10.0/")
+    rows = page.locator("#release-table tbody tr")
+    total = rows.count()
+    page.select_option("#release-severity", "security")
+    shown = page.locator("#release-table tbody tr:not([hidden])")
+    assert 0 < shown.count() < total
+    assert set(shown.evaluate_all("rows => rows.map(r => r.dataset.severity)")) == {"security"}
+    assert page.locator("#release-count").inner_text() == f"{shown.count()} of {total} shown"
+    page.select_option("#release-scheme", "api")  # security and api: none here, or a few
+    assert set(shown.evaluate_all("rows => rows.map(r => r.dataset.scheme)")) <= {"api"}
+    page.select_option("#release-severity", "")
+    page.select_option("#release-scheme", "")
+    assert shown.count() == total
+
+
+def _window(engine: str, version: str, key: str):
+    from verifier.ledger import Ledger, window_at
+
+    from .conftest import REPO
+
+    return window_at(Ledger(REPO / "ledger").load_evidence(engine), version, key)
+
+
+def _excerpt_rows(item) -> list[tuple[int, str]]:
+    return [(int(r.locator("th").inner_text()), re.sub(r"^matched:\s?", "", r.locator("td").inner_text()))
+            for r in item.locator("table.excerpt tr").all()]
+
+
+def test_real_site_an_entry_opened_from_a_release_page_shows_that_releases_code(look, real_base_url):
+    page = look
+    page.goto(real_base_url + "engines/vllm/0.10.0/")
+    row = page.locator(f"#release-table tr#{_seed().id}")
+    row.locator("summary").first.click()
+    row.get_by_role("link", name="The entry, with its code at 0.10.0").click()
+    page.wait_for_url("**/entries/" + _seed().id + "/?release=0.10.0&engine=vllm#evidence")
+    page.wait_for_function("() => document.getElementById('evidence-at').textContent.startsWith('vLLM 0.10.0')")
+    assert page.locator("#evidence-release-vllm").input_value() == "0.10.0"
+    shown = 0
+    for item in page.locator("li.check[data-engine=vllm]").all():
+        check = item.get_attribute("data-check")
+        assert "in vLLM 0.10.0" in item.locator(".where").inner_text()
+        window = _window("vllm", "0.10.0", f"{_seed().id}/{check}")
+        rows = _excerpt_rows(item)
+        if window is None:
+            assert rows == []
+            continue
+        start, lines = window
+        assert rows and all(lines[n - start].rstrip() == text.rstrip() for n, text in rows), check
+        shown += 1
+    assert shown >= 3
+
+
+def test_real_site_the_release_picker_renders_the_default_release_as_the_page_does(page, real_base_url):
+    """site.js renders a release as entry.html does: picking another release and back gives the static text."""
+    page.goto(real_base_url + f"entries/{_seed().id}/")
+    static = page.locator("ol.checks").inner_text()
+    newest = page.locator("#evidence-release-vllm").input_value()
+    page.select_option("#evidence-release-vllm", "0.8.0")
+    page.wait_for_function("() => document.getElementById('evidence-at').textContent.startsWith('vLLM 0.8.0')")
+    assert page.locator("ol.checks").inner_text() != static
+    assert "release=0.8.0" in page.url
+    page.select_option("#evidence-release-vllm", newest)
+    page.wait_for_function(f"() => document.getElementById('evidence-at').textContent.startsWith('vLLM {newest}')")
+    assert page.locator("ol.checks").inner_text() == static
+
+
+def test_real_site_a_fixed_entry_opens_at_the_last_release_it_bites(page, real_base_url):
+    from verifier import history
+    from verifier.ledger import Ledger
+
+    from .conftest import REPO
+
+    ledger = Ledger(REPO / "ledger").load("vllm")
+    for path in sorted((REPO / "gotchas").glob("*.md")):
+        statuses = history.entry_statuses(ledger, path.stem)
+        if statuses and statuses[-1][1] == "not-affected" and any(s == "holds" for _, s in statuses):
+            break
+    else:
+        pytest.fail("no fixed vLLM entry")
+    last = [v for v, s in statuses if s == "holds"][-1]
+    page.goto(real_base_url + f"entries/{path.stem}/")
+    assert page.locator("#evidence-at").inner_text().startswith(f"vLLM {last} (the last release it bites")
+    wheres = page.locator("li.check[data-engine=vllm] .where").all_inner_texts()
+    assert wheres and all(f"vLLM {last}" in w for w in wheres)
+    assert page.locator("table.excerpt").count() > 0  # its code, where a page of the newest had none
 
 
 def test_real_front_page_reaches_its_first_entry_in_few_tab_stops(two_looks, real_base_url):
@@ -517,7 +633,9 @@ def test_real_site_legend_is_one_click_from_a_badge(look, real_base_url):
 @pytest.mark.parametrize("path,width,scheme", [
     ("", 1280, "light"), ("engines/vllm/0.10.0/", 1280, "light"),
     ("engines/vllm/0.10.2...0.12.0/", 360, "dark"), ("engines/vllm/0.12.0/surface/", 1280, "light"),
-    ("entries/ops-kv-cache-full-preempts-and-recomputes/", 360, "dark"), ("legend/", 360, "dark")])
+    ("entries/ops-kv-cache-full-preempts-and-recomputes/", 360, "dark"), ("legend/", 360, "dark"),
+    ("engines/vllm/0.10.0/", 390, "light"), ("engines/sglang/0.5.2/", 390, "dark"),
+    ("entries/ops-kv-cache-full-preempts-and-recomputes/?release=0.10.0", 1280, "dark")])
 def test_real_pages_have_no_accessibility_violations(browser, real_base_url, path, width, scheme):
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()

@@ -1,14 +1,16 @@
 """Entry pages: the status on each engine in words and as a labelled strip, the sections, and the evidence of
-each claim at the latest release (a few lines, links to code only where the file exists)."""
+each claim at a release the reader picks (a few lines, links to code only where the file exists): the page opens
+at the newest release, or the last one a fixed entry bit; `evidence.json` beside it has every release."""
 
 from __future__ import annotations
 
 from .. import history
-from ..model import CHANGED, HOLDS, UNVERIFIED, Entry
-from . import evidence
+from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED, Entry
+from . import evidence, words
 from .model import Site
-from .text import MAX_MARKDOWN, render_sections
-from .words import reason_anchor
+from .safe import _json
+from .text import MAX_MARKDOWN, cut, render_sections
+from .words import VERDICT_TERMS, reason_anchor
 from .writer import Builder, Page, release_url
 
 
@@ -62,7 +64,9 @@ def conditions_view(site: Site, entry: Entry, engine: str, version: str | None =
         default = condition.default_text if condition.default is not None else None
         if default is None and version is not None and condition.kind in ("flag", "env") and condition.given is None:
             default = _code_default(site, engine, version, condition)
-        found.append({"text": condition.describe(), "default": default, "witness": condition.witness,
+        text = condition.describe()
+        found.append({"text": text, "default": default, "witness": condition.witness, "short": cut(text, 70),
+                      "setting": condition.kind in ("flag", "env"),
                       "span": span, "confirmed": confirmed})
     return found
 
@@ -92,19 +96,105 @@ def status_view(site: Site, entry: Entry, engine: str) -> dict:
             "oldest_changed": oldest_changed, "conditions": conditions_view(site, entry, engine)}
 
 
-def check_view(site: Site, entry: Entry, check) -> dict:
+def shown_release(site: Site, entry: Entry, engine: str) -> str | None:
+    """The release whose evidence an entry page opens at: the newest, or, for an entry the newest release is not
+    affected by (fixed), the last release it bit, where its code is."""
+    view = site.engines.get(engine)
+    if view is None:
+        return None
+    st = site.status(entry, engine)
+    if st.latest == NOT_AFFECTED:
+        bit = [version for version, status in st.statuses if status in (HOLDS, UNVERIFIED)]
+        if bit:
+            return bit[-1]
+    return view.latest
+
+
+def check_view(site: Site, entry: Entry, check, version: str | None = None) -> dict:
+    """A check's evidence at `version` of its engine (default: the release the page opens at)."""
     view = site.engines.get(check.engine)
-    version = view.latest if view else None
+    version = version or shown_release(site, entry, check.engine)
     record = site.record(entry, check.engine, version) if version else None
     verdict = record.checks.get(check.id) if record else None
-    found = evidence.record(view, f"{entry.id}/{check.id}", version)
+    key = f"{entry.id}/{check.id}"
+    found = evidence.record(view, key, version) or evidence.at_release(view, key, version, verdict)
+    form = _form_of(check, verdict)
     return {
-        "check": check, "verdict": verdict, "version": version, "engine_name": site.engine_name(check.engine),
+        "check": check, "form": form, "verdict": verdict, "version": version,
+        "engine_name": site.engine_name(check.engine),
         "tag": site.kb.engines[check.engine].tag(version) if version and check.engine in site.kb.engines else "",
         "link": evidence.code_link(site, check.engine, version, verdict) if version else None,
         "reason_anchor": reason_anchor(verdict.reason, verdict.message) if verdict else "",
         "excerpt": evidence.excerpt(found, evidence.whole_scope(check, verdict)) if verdict else None,
     }
+
+
+def _form_of(check, verdict):
+    """The form of the check a verdict is of (the check's own form when the verdict does not say)."""
+    forms = check.forms
+    if verdict is not None and verdict.form is not None and 0 <= verdict.form < len(forms):
+        return forms[verdict.form]
+    return forms[0]
+
+
+def evidence_json(site: Site, entry: Entry) -> dict:
+    """What the entry page's release selector shows, for every release of each engine (site.js renders it as the
+    page renders its default release): per check its forms; per release and check the verdict, the place, the
+    link to the code and the window of lines (an index into the check's distinct windows, its first line)."""
+    checks: dict[str, dict] = {}
+    engines: dict[str, dict] = {}
+    for check in entry.checks:
+        checks[check.id] = {"engine": check.engine, "claim": check.claim, "windows": [],
+                            "forms": [[f.matcher, f.pattern, f.scope or "", f.after or "", bool(f.adjacent), f.path]
+                                      for f in check.forms]}
+    distinct: dict[str, dict[tuple, int]] = {}
+    for engine in entry.engines:
+        view = site.engines.get(engine)
+        if view is None:
+            continue
+        at: dict[str, dict] = {}
+        for version in view.versions:
+            record = site.record(entry, engine, version)
+            if record is None:
+                continue
+            found = {}
+            for check in entry.checks:
+                verdict = record.checks.get(check.id) if check.engine == engine else None
+                if verdict is None:
+                    continue
+                window = evidence.at_release(view, f"{entry.id}/{check.id}", version, verdict)
+                item = [verdict.verdict, verdict.form or 0, verdict.path or "", list(verdict.lines or ()),
+                        verdict.symbol or "", verdict.reason or "", verdict.hint or "",
+                        evidence.code_link(site, engine, version, verdict) or "",
+                        reason_anchor(verdict.reason, verdict.message) if verdict.reason else "",
+                        evidence.whole_scope(check, verdict)]
+                if window is not None:
+                    lines = tuple(window["lines"])
+                    index = distinct.setdefault(check.id, {}).setdefault(lines, len(distinct[check.id]))
+                    item += [index, window["start"]]
+                found[check.id] = item
+            at[version] = found
+        engines[engine] = {"name": site.engine_name(engine), "shown": shown_release(site, entry, engine),
+                           "versions": list(reversed(view.versions)), "at": at,
+                           "tags": {v: site.kb.engines[engine].tag(v) for v in view.versions}
+                           if engine in site.kb.engines else {}}
+    for check_id, found in distinct.items():
+        checks[check_id]["windows"] = [list(lines) for lines in found]
+    # the title and sections as they read at each release (prose bounds and values), each wording once
+    texts: dict[tuple, int] = {}
+    for engine, info in engines.items():
+        info["text"] = {}
+        for version in site.engines[engine].versions:
+            text = site.text_at(entry, engine, version)
+            shown = tuple((sec["anchor"], str(sec["html"]) if sec["html"] is not None else None)
+                          for sec in render_sections(text.sections))
+            info["text"][version] = texts.setdefault((text.title, shown), len(texts))
+    wordings = [{"title": title, "sections": {a: html for a, html in shown if html is not None}}
+                for title, shown in texts]
+    terms = {t.name: [words.css(t.name), words.verdict_anchor(t.name), words.STATUS_ICONS.get(t.name, "?"),
+                      words.word(t.name), t.meaning] for t in VERDICT_TERMS}
+    terms[""] = [words.css(None), words.verdict_anchor(None), words.STATUS_ICONS[None], words.word(None), ""]
+    return {"entry": entry.id, "engines": engines, "checks": checks, "verdicts": terms, "wordings": wordings}
 
 
 def build(b: Builder) -> None:
@@ -116,9 +206,13 @@ def build(b: Builder) -> None:
             "statuses": [status_view(site, entry, engine) for engine in entry.engines],
             "sections": render_sections(entry),
             "checks": [check_view(site, entry, check) for check in entry.checks],
+            "shown": {engine: shown_release(site, entry, engine) for engine in entry.engines},
+            "versions": {engine: list(reversed(site.engines[engine].versions)) for engine in entry.engines
+                         if engine in site.engines and site.engines[engine].versions},
             "transitions": transitions, "describe": history.describe_verdict,
             "edit_url": f"{site.edit_base}gotchas/{entry.id}.md" if site.edit_base else None,
             "HOLDS": HOLDS, "max_markdown": MAX_MARKDOWN, "severities": site.kb.severities,
         }
+        b.add(("entries", entry.id, "evidence.json"), _json(evidence_json(site, entry)))
         b.pages.append(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
                             entry.sections.get("Symptom", entry.title)[:300]))

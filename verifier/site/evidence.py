@@ -6,19 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kb import Engine
-from ..ledger import CheckRecord
+from ..ledger import WINDOW_CONTEXT, WINDOW_LINE, WINDOW_MATCH, CheckRecord, window_at
 from ..model import MISSING, Check
 from .model import EngineView, Site
 from .safe import _q
 
-#: Lines shown before and after a match.
-CONTEXT = 2
-#: A match longer than this is shown by its first lines (it covers a scope more than it points at a line).
-MAX_MATCH = 8
+#: Lines shown before and after a match; a match longer than MAX_MATCH lines is shown by its first lines (it
+#: covers a scope more than it points at a line); characters of one line shown (the rest of a very long line is
+#: cut, with an ellipsis). The ledger's evidence keeps that much of every release (`ledger.window`).
+CONTEXT, MAX_MATCH, MAX_LINE = WINDOW_CONTEXT, WINDOW_MATCH, WINDOW_LINE
 #: Lines of a scope shown for `absent` and whole-scope checks.
 SCOPE_LINES = 5
-#: Characters of one line shown (the rest of a very long line is cut, with an ellipsis).
-MAX_LINE = 240
 
 
 @dataclass
@@ -64,6 +62,20 @@ def record(view: EngineView | None, key: str, version: str | None) -> dict | Non
     return {"start": start, "match": tuple(match), "lines": lines, "path": path}
 
 
+def at_release(view: EngineView | None, key: str, version: str, verdict: CheckRecord | None) -> dict | None:
+    """What the evidence keeps of `key` (entry/check) at any release, as `record` gives it: the window of lines
+    the site shows, at the place the ledger's verdict names. None when it has none (a file not read, a verdict
+    without lines, a ledger older than the windows)."""
+    data = view.evidence if view else None
+    if not isinstance(data, dict) or verdict is None or not verdict.lines or not verdict.path:
+        return None
+    found = window_at(data, version, key)
+    if found is None:
+        return None
+    start, lines = found
+    return {"start": start, "match": tuple(verdict.lines), "lines": lines, "path": verdict.path}
+
+
 def excerpt(evidence: dict | None, whole_scope: bool = False) -> Excerpt | None:
     """At most CONTEXT lines either side of a match of at most MAX_MATCH lines; for a check that covers a
     whole scope (`absent`, or a match longer than MAX_MATCH lines), its first SCOPE_LINES lines and its size."""
@@ -76,7 +88,7 @@ def excerpt(evidence: dict | None, whole_scope: bool = False) -> Excerpt | None:
         first, last = last, first
     scope = None
     if whole_scope or last - first + 1 > MAX_MATCH:
-        scope = (max(first, start), min(last, end) - max(first, start) + 1)
+        scope = (max(first, start), last - max(first, start) + 1)  # the window may stop before the scope ends
         low, high = scope[0], scope[0] + SCOPE_LINES - 1
         hits = range(0)
     else:

@@ -81,6 +81,7 @@ class Site:
     edit_base: str | None = None  # e.g. https://github.com/OWNER/REPO/edit/main/ ; None: no edit links
     generated: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     _statuses: dict = field(default_factory=dict, repr=False, compare=False)
+    _texts: dict = field(default_factory=dict, repr=False, compare=False)
     _files: dict = field(default_factory=dict, repr=False, compare=False)
     #: The entries as written (`entries` read across every release: bounds in words, values with their releases),
     #: for the pages about one release, which read them at that release.
@@ -88,9 +89,14 @@ class Site:
 
     def text_at(self, entry: Entry, engine: str | None, version: str | None):
         """The entry as it reads at one release (`prose.entry_text`; both None: across every release and engine):
-        title, sections, the parts that hold."""
-        return prose.entry_text(self.written.get(entry.id, entry), engine, version, self._ledgers, self.kb.engines,
-                                self._engine_names, self._surfaces)
+        title, sections, the parts that hold. Made once: a release page and the entry page's wordings both ask."""
+        key = (entry.id, engine, version)
+        found = self._texts.get(key)
+        if found is None:
+            found = self._texts[key] = prose.entry_text(self.written.get(entry.id, entry), engine, version,
+                                                        self._ledgers, self.kb.engines, self._engine_names,
+                                                        self._surfaces)
+        return found
 
     @cached_property
     def _ledgers(self) -> dict:

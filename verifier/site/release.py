@@ -1,6 +1,7 @@
-"""Release pages as an answer to "what bites this release, and what do I do": the entries grouped by status,
-each with its symptom and workaround in a line; the claims one click further; what changed since the
-previous release, by entry."""
+"""Release pages as an answer to "what bites this release, and what do I do", scanned in seconds: a table of the
+entries that bite (or may), the worst first, each row a line (severity, area, the settings it needs, where it
+stops) that opens on its symptom, what to do and the claims at this release; how many an upgrade to the newest
+clears; then, collapsed, what is contradicted, not affected, and changed since the previous release."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from . import evidence
 from .entry import conditions_view
 from .model import EngineView
 from .surface import has_surface
-from .text import summary
+from .text import section_html, summary
 from .words import reason_anchor
 from .writer import Builder, Page
 
@@ -33,6 +34,7 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     release = view.ledger.releases[version]
     groups: dict[str, list[dict]] = {status: [] for status, *_ in SECTIONS}
     changed_since = []
+    later = view.versions[view.versions.index(version) + 1:]
     for entry in site.entries:
         result = release.entries.get(entry.id)
         if result is None:
@@ -52,19 +54,41 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
         groups.setdefault(result.status, []).append({
             "entry": entry, "status": result.status, "verified": result.verified, "checks": checks,
             "title": text.title, "parts": text.says,
-            "symptom": summary(text.sections.get("Symptom", "")),
+            "symptom": section_html(text.sections.get("Symptom", "")),
             "workaround": summary(text.sections.get("Workaround", "")),
             "introduced": entry.introduced.get(key), "fixed": entry.fixed.get(key),
             "conditions": conditions_view(site, entry, key, version),
+            "until": _until(site, entry, key, later),
         })
     rank = {term: i for i, term in enumerate(site.kb.severities)}
     for members in groups.values():  # the worst first, as audit ranks them; then the KB's order
         members.sort(key=lambda item: rank.get(item["entry"].severity, len(rank)))
+    # The table: what bites and what probably does, the worst first, then what bites before what may.
+    table = sorted(groups.get(HOLDS, []) + groups.get(UNVERIFIED, []),
+                   key=lambda item: (rank.get(item["entry"].severity, len(rank)), item["status"] != HOLDS))
     sections = [{"status": status, "anchor": anchor, "heading": heading.format(name=view.engine.name, version=version),
                  "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
+    newest = view.latest
+    clears = [item for item in table if item["until"] and newest in item["until"]["through"]]
     context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
-               "following": following, "sections": sections, "changed_since": changed_since,
-               "tag": view.engine.tag(version), "surface": has_surface(view, version), "newest": view.latest}
+               "following": following, "sections": sections, "changed_since": changed_since, "table": table,
+               "tag": view.engine.tag(version), "surface": has_surface(view, version), "newest": newest,
+               "clears": clears, "severities": [s for s in site.kb.severities
+                                                if any(i["entry"].severity == s for i in table)],
+               "schemes": sorted({item["entry"].scheme for item in table})}
     b.pages.append(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
                         "release.html", context,
                         f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))
+
+
+def _until(site, entry, engine: str, later: list[str]) -> dict | None:
+    """Where an entry that bites here stops being listed in a later release: the first later release where it is
+    not affected (fixed) or a claim is contradicted (changed), with every later release it is clear of; None
+    while it bites (or may) in every later release tracked."""
+    statuses = dict(site.status(entry, engine).statuses)
+    for i, version in enumerate(later):
+        status = statuses.get(version)
+        if status in (NOT_AFFECTED, CHANGED):
+            through = {v for v in later[i:] if statuses.get(v) in (NOT_AFFECTED, CHANGED)}
+            return {"version": version, "status": status, "through": through}
+    return None

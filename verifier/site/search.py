@@ -1,13 +1,14 @@
-"""The search index (search/documents.json) and the search page. The browser ranks: every word must occur,
-an exact identifier or the whole phrase ranks its entry first (site/assets/site.js)."""
+"""The search index and the search page. The browser reads search/head.json for the first query (titles,
+symptoms' starts, identifiers: some 60 KB) and search/documents.json after it (the whole text), and ranks: every
+word must occur, an exact identifier or the whole phrase ranks its entry first (site/assets/site.js)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..matchers import REGISTRY
 from ..model import Entry
-from .safe import _json
 from .text import _plain
 from .writer import Builder, Page, entry_url
 
@@ -46,8 +47,41 @@ def documents(entries: list[Entry], site=None) -> list[dict]:
     } for entry in entries]
 
 
+#: What the first query reads (search/head.json): a symptom's first characters and a document's identifiers
+#: that look like one (a `_`, `-`, `.`, `:`, `/`, `=` or a capital inside: what is typed as written) of at most
+#: HEAD_IDENTIFIER characters. The whole documents (search/documents.json) follow, for the full text.
+HEAD_SYMPTOM, HEAD_IDENTIFIER = 280, 40
+#: a flag, or a name with `_`, `.`, `:`, `/`, `=` or a capital inside (a bare kebab-case word is an id: not typed)
+_IDENTIFIER_LIKE = re.compile(r"^--|[_.:/=]|[a-z][A-Z]")
+HEAD_FIELDS = ("id", "title", "severity", "latest", "scheme", "concepts", "engines")  # the URL is the id's
+
+
+def head(docs: list[dict]) -> list[dict]:
+    """The documents as the first query reads them: what a result shows and what most queries match, without
+    the Root cause, Workaround, Notes and code (a query that needs those gets its results when they arrive)."""
+    found = []
+    for doc in docs:
+        words: list[str] = []
+        for word in doc["identifiers"].split(" "):
+            word = word.strip(".,;()[]{}'\"")
+            if 1 < len(word) <= HEAD_IDENTIFIER and _IDENTIFIER_LIKE.search(word) and word not in words:
+                words.append(word)
+        symptom = doc["symptom"]
+        if len(symptom) > HEAD_SYMPTOM:
+            cut = symptom.rfind(" ", 0, HEAD_SYMPTOM)
+            symptom = symptom[:cut if cut > 0 else HEAD_SYMPTOM]
+        found.append({**{k: doc[k] for k in HEAD_FIELDS}, "symptom": symptom, "identifiers": " ".join(words)})
+    return found
+
+
+def _compact(data) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
+
+
 def build(b: Builder) -> None:
-    b.add(("search", "documents.json"), _json(documents(b.site.entries, b.site)))
+    docs = documents(b.site.entries, b.site)
+    b.add(("search", "head.json"), _compact(head(docs)))
+    b.add(("search", "documents.json"), _compact(docs))
     # the releases, as the front page's release form has them: a version typed in the search box leads to its page
     releases = [{"key": key, "name": view.engine.name, "versions": list(reversed(view.versions))}
                 for key, view in b.site.engines.items() if view.versions]

@@ -37,11 +37,12 @@ def _plain(markdown: str) -> str:
     return re.sub(r"(?m)^[ \t]*(?:#+|>+)", " ", text)
 
 
-def render_sections(entry: Entry) -> list[dict]:
-    """Each section as {title, anchor, html, shown_as_text}: Markdown within the budget, text past it."""
+def render_sections(entry: Entry | dict) -> list[dict]:
+    """Each section (of an entry, or a dict title -> Markdown) as {title, anchor, html, shown_as_text}: Markdown
+    within the budget, text past it."""
     sections = []
     budget = MAX_MARKDOWN
-    for title, text in entry.sections.items():
+    for title, text in (entry if isinstance(entry, dict) else entry.sections).items():
         anchor = SECTION_IDS.get(title, re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section")
         if len(text) <= budget:
             budget -= len(text)
@@ -53,10 +54,17 @@ def render_sections(entry: Entry) -> list[dict]:
     return sections
 
 
-def _demote(rendered: str) -> Markup:
+def section_html(markdown: str) -> Markup:
+    """One section as HTML (headings below an h3), within the Markdown budget, else as paragraphs of text."""
+    if len(markdown) > MAX_MARKDOWN:
+        return Markup("".join(f"<p>{Markup.escape(p)}</p>" for p in markdown.split("\n\n") if p.strip()))
+    return _demote(_MD.render(_text(markdown)), 3)
+
+
+def _demote(rendered: str, by: int = 2) -> Markup:
     """Headings inside a section sit below its h2, so the page keeps one h1 and an orderly outline."""
     def shift(match: re.Match) -> str:
-        return f"<{match.group(1)}h{min(6, int(match.group(2)) + 2)}"
+        return f"<{match.group(1)}h{min(6, int(match.group(2)) + by)}"
     return Markup(re.sub(r"<(/?)h([1-6])", shift, rendered))
 
 

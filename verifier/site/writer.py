@@ -18,7 +18,7 @@ from .safe import _link, _q, _text, finalize, json_script
 #: The file that marks a folder as one `gotchas site` built: only such a folder is deleted to build it again.
 MARKER = ".gotchas-site"
 MARKER_TEXT = "Built by `gotchas site`, which deletes and rebuilds this folder.\n"
-#: The most bytes a template or an asset may hold (the largest, minisearch.js, holds 86 KB).
+#: The most bytes a template or an asset may hold (the largest, site.js, holds 45 KB).
 MAX_ASSET_BYTES = 4 * 1024 * 1024
 
 
