@@ -38,10 +38,7 @@ class CompiledKBError(Exception):
 def compile_kb(root: str | os.PathLike) -> dict:
     """The compiled KB of a checkout: its entries (lint-clean ones only) and its ledger."""
     from . import kb as kb_module
-    from . import lint, prose
-    from .entries import load_entry
-    from .ledger import DEFAULT_DIR, Ledger, LedgerError, status_of
-    from .model import entry_rules
+    from .ledger import DEFAULT_DIR, Ledger, LedgerError
 
     root = Path(root)
     try:
@@ -49,12 +46,27 @@ def compile_kb(root: str | os.PathLike) -> dict:
     except kb_module.KBError as exc:
         raise CompiledKBError(str(exc)) from None
     ledger = Ledger(root / DEFAULT_DIR)
-    skipped = []
     try:
         ledgers = {engine: ledger.load(engine) for engine in kb.engines}
-        surfaces = {engine: _Surfaces(ledger.load_surfaces(engine)) for engine in kb.engines}
+        surfaces = {engine: ledger.load_surfaces(engine) for engine in kb.engines}
     except LedgerError as exc:
         raise CompiledKBError(str(exc)) from None
+    return compile_loaded(kb, ledgers, surfaces)
+
+
+def compile_loaded(kb, ledgers: dict, stored_surfaces: dict) -> dict:
+    """The compiled KB of a KB already loaded, from its engines' ledgers (EngineLedger) and release surfaces
+    (surface.store.EngineSurfaces) by engine: what `compile_kb` makes of a checkout, for a caller that holds them
+    (`gotchas site`, whose ledger may be another folder: `--ledger`)."""
+    from . import lint, prose
+    from .entries import load_entry
+    from .ledger import status_of
+    from .model import entry_rules
+    from .surface.store import EngineSurfaces
+
+    surfaces = {engine: _Surfaces(EngineSurfaces(engine) if stored_surfaces.get(engine) is None
+                                  else stored_surfaces[engine]) for engine in kb.engines}
+    skipped = []
     entries = []
     names = {key: e.name for key, e in kb.engines.items()}
     for path in kb.entry_files():

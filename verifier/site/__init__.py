@@ -3,7 +3,7 @@
 It reads only entries, the KB's own data and the ledger (with its evidence files); it writes HTML that works
 without JavaScript, JSON for tools, Atom feeds and SVG badges. URLs are stable: `entries/<id>/`,
 `concepts/<term>/`, `schemes/<term>/`, `engines/<engine>/<version>/`, `engines/<engine>/<version>/surface/`,
-`engines/<engine>/<from>...<to>/`, `engines/<engine>/upgrade/`, `legend/`.
+`engines/<engine>/<from>...<to>/`, `engines/<engine>/upgrade/`, `engines/<engine>/matrix/`, `legend/`.
 
 Pages, feeds, the sitemap and badges come from Jinja2 templates under site/templates with autoescape on, and
 every value printed passes `safe.finalize` (characters XML 1.0 does not allow become U+FFFD); a URL from data
@@ -14,8 +14,9 @@ output folder is replaced only when the site built it (`MARKER`).
 
 Modules by job: `model` (the view model), `pages`, `entry`, `release` (HTML pages), `surface` (a release's
 flags, variables, metrics and request fields), `upgrade` (what changes between two releases, and the JSON the
-upgrade picker computes any pair from), `search`, `feeds`,
-`api` (JSON), `badges`, `evidence` (bounded excerpts, links to code), `text` (Markdown and summaries),
+upgrade picker computes any pair from), `matrix` (an engine's entries by its releases), `search`, `feeds`,
+`api` (JSON), `audit_data` (the JSON the front page's "paste your deployment" box audits with), `badges`,
+`evidence` (bounded excerpts, links to code), `text` (Markdown and summaries),
 `words` (statuses and the legend), `safe` (what data may become), `writer` (templates and files).
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import api, badges, entry, feeds, pages, search, surface, upgrade
+from . import api, audit_data, badges, entry, feeds, matrix, pages, search, surface, upgrade
 from .api import ENTRY_JSON_SCHEMA, KB_JSON_SCHEMA, entry_json
 from .model import EngineView, EntryStatus, Site, SiteError, check, load
 from .safe import _json, _link, _q, markdown_renderer, url_problem
@@ -36,7 +37,7 @@ def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
     check(site)
     builder = Builder(site, templates, assets, out)
     for render in (pages.build, surface.build, upgrade.build, entry.build, search.build, feeds.build, api.build,
-                   badges.build, feeds.sitemap):
+                   audit_data.build, badges.build, matrix.build, feeds.sitemap):
         render(builder)
     builder.write()
     surface.clear()
