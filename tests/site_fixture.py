@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -175,3 +177,21 @@ def real_site(tmp_path_factory):
         patch.chdir(REPO)
         assert main(["site", "--out", str(out)]) == 0
     return out
+
+
+#: The browser the site's browser tests drive: Debian's chromium here and in CI; GOTCHAS_CHROMIUM names another
+#: (GitHub's runners have google-chrome). None: not here (the modules that need it skip, except under CI).
+CHROMIUM = os.environ.get("GOTCHAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium for a module's browser tests (Playwright is imported only by the tests that ask for it)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

@@ -21,10 +21,8 @@ import shutil
 
 import pytest
 
+from .site_fixture import CHROMIUM as _CHROMIUM  # noqa: E402
 from .site_fixture import serve
-
-# Debian's chromium here and in CI; GOTCHAS_CHROMIUM names another (GitHub's runners have google-chrome).
-_CHROMIUM = os.environ.get("GOTCHAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 if _CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("no chromium here (CI installs it: .ci/run)", allow_module_level=True)
@@ -32,7 +30,7 @@ if _CHROMIUM is None and not os.environ.get("CI"):
 sync_api = pytest.importorskip("playwright.sync_api") if not os.environ.get("CI") else __import__(
     "playwright.sync_api", fromlist=["sync_playwright"])
 
-from .test_site_browser import CHROMIUM, CHROMIUM_ARGS, _watched, violations  # noqa: E402
+from .test_site_browser import _watched, violations  # noqa: E402
 
 # --- the fixture KB: entries with conditions of both engines ------------------------------------------------------
 
@@ -194,14 +192,6 @@ def base_url(audit_site):
     _, out = audit_site
     with serve(out) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -18,15 +18,16 @@ from verifier.cli import main
 from verifier.site.words import STATUS_ICONS
 
 from .conftest import REPO, VALID_ENTRY
-from .site_fixture import serve
 
 # The browser tests need chromium and Playwright, as tests/test_site_browser.py does, on the same condition
 # (skipped without them, except in CI, which installs both); the tests of the files here run without them.
-_CHROMIUM = os.environ.get("GOTCHAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+from .site_fixture import CHROMIUM as _CHROMIUM  # noqa: E402
+from .site_fixture import serve
+
 try:
     if _CHROMIUM is None and not os.environ.get("CI"):
         raise ImportError("no chromium here (CI installs it: .ci/run)")
-    from .test_site_browser import CHROMIUM, CHROMIUM_ARGS, _watched, sync_api, violations
+    from .test_site_browser import _watched, violations
     NO_BROWSER = ""
 except (ImportError, pytest.skip.Exception) as why:  # test_site_browser skips itself without Playwright
     NO_BROWSER = str(why) or "no browser"
@@ -368,14 +369,6 @@ def mixed_url(mixed_site):
     _, out = mixed_site
     with serve(out) as url:
         yield url + "engines/vllm/matrix/"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -216,10 +216,13 @@
         var words = queryWords(query).map(function (w) { return w.toLowerCase(); });
         var phrase = words.join(" ");
         // One identifier, however spelled: a flag and its config field (--max-num-seqs, max_num_seqs) are one.
+        // Words typed with spaces are that identifier too ("max num seqs"), as well as the words.
         var spellings = [phrase];
         if (words.length === 1 && /[-_]/.test(phrase.replace(/^-+/, ""))) {
           var bare = phrase.replace(/^-+/, "");
           spellings = [bare.replace(/_/g, "-"), bare.replace(/-/g, "_")];
+        } else if (words.length > 1 && !quoted && words.every(function (w) { return /^[a-z0-9]+$/.test(w); })) {
+          spellings = [words.join("-"), words.join("_"), phrase];
         }
         var found = {};
         spellings.forEach(function (s) {
@@ -235,6 +238,7 @@
         var results = Object.keys(found).map(function (id) {
           var doc = docs[id];
           var exact = spellings.length > 1 || words.length === 1 ? spellings.some(function (s) {
+            if (s.indexOf(" ") >= 0) return false;
             return doc.idents.indexOf(s) >= 0 || doc.idents.indexOf("--" + s) >= 0 || doc.idents.some(function (i) {
               return i.length > s.length && i.slice(-s.length) === s && ":./".indexOf(i[i.length - s.length - 1]) >= 0;
             });
