@@ -126,10 +126,9 @@ def serve(folder: Path):
         server.server_close()
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory, kb_root_module):
-    """(KB folder, site folder) after verifying three fixture releases and building the site."""
-    kb = kb_root_module
+def verified_site(tmp_path_factory, kb: Path, more=(), site_args=()) -> Path:
+    """The site of `kb` built after `verify` read, from an index on 127.0.0.1, the three fixture vLLM releases
+    (0.1.0, where OLD_SCHED changes a claim, 0.2.0, 0.10.0) and `more` ((engine, version, sdist, upload time))."""
     out = tmp_path_factory.mktemp("site") / "_site"
     with pytest.MonkeyPatch.context() as patch, IndexServer() as index:
         patch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
@@ -140,9 +139,19 @@ def built_site(tmp_path_factory, kb_root_module):
         index.add("vllm", "vllm-0.1.0.tar.gz", sdist("0.1.0", OLD_SCHED), upload_time="2024-01-02T00:00:00Z")
         index.add("vllm", "vllm-0.2.0.tar.gz", sdist("0.2.0"), upload_time="2024-02-03T00:00:00Z")
         index.add("vllm", "vllm-0.10.0.tar.gz", sdist("0.10.0"), upload_time="2024-03-04T00:00:00Z")
-        assert main(["verify", "--engine", "vllm"]) == 1
-        assert main(["site", "--out", str(out), "--base-url", "https://gotchas.example/"]) == 0
-    return kb, out
+        for engine, version, data, when in more:
+            index.add(engine, f"{engine}-{version}.tar.gz", data, upload_time=when)
+        for engine in ["vllm", *dict.fromkeys(engine for engine, *_ in more)]:
+            assert main(["verify", "--engine", engine]) in (0, 1)
+        assert main(["site", "--out", str(out), *site_args]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory, kb_root_module):
+    """(KB folder, site folder) after verifying three fixture releases and building the site."""
+    kb = kb_root_module
+    return kb, verified_site(tmp_path_factory, kb, site_args=("--base-url", "https://gotchas.example/"))
 
 
 @pytest.fixture(scope="module")

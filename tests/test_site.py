@@ -244,6 +244,20 @@ def test_hostile_markup_comes_out_inert(built_site):
     documents = (out / "search/documents.json").read_text()
     assert "</script" not in (out / "index.html").read_text().split('id="release-data"')[1].split("</script>")[0]
     assert json.loads(documents)
+    # the wordings evidence.js puts in the page (innerHTML) are the Markdown renderer's, as inert as the page's
+    wordings = json.loads((out / "entries/ops-hostile-markup/evidence.json").read_text())["wordings"]
+    assert wordings
+    for wording in wordings:
+        for html in wording["sections"].values():
+            fragment = Page()
+            fragment.feed(html)
+            assert not any(t in ("script", "img", "iframe", "style") for t, _ in fragment.tags), html
+            assert not any(k.startswith("on") for _, a in fragment.tags for k in a), html
+            assert not any(v and re.match(r"\s*(javascript|data|vbscript):", v, re.IGNORECASE)
+                           for _, a in fragment.tags for k, v in a.items() if k in ("href", "src")), html
+        assert "&lt;script&gt;alert(3)&lt;/script&gt;" in wording["sections"]["symptom"]
+        assert wording["title"].startswith("<script>alert(1)")  # text: evidence.js sets it as textContent
+    assert "wording.title" in (out / "assets/evidence.js").read_text().split("title.textContent = ")[1][:20]
 
 
 def test_content_security_policy_forbids_inline_script(built_site):

@@ -144,11 +144,8 @@ def sglang_sdist(version: str) -> bytes:
 def audit_site(tmp_path_factory):
     """(KB folder, site folder): vLLM 0.1.0, 0.2.0, 0.10.0 (site_fixture's) and SGLang 0.4.0, 0.5.0 verified, and
     the site built."""
-    from verifier.cli import main
-
     from .conftest import REPO, VALID_ENTRY
-    from .index_server import IndexServer
-    from .site_fixture import OLD_SCHED, sdist
+    from .site_fixture import verified_site
 
     kb = tmp_path_factory.mktemp("audit-kb")
     (kb / "gotchas").mkdir()
@@ -160,21 +157,9 @@ def audit_site(tmp_path_factory):
     (kb / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)  # no conditions; `changed` in 0.1.0 (OLD_SCHED)
     for entry_id, text in ENTRIES.items():
         (kb / "gotchas" / f"{entry_id}.md").write_text(text)
-    out = tmp_path_factory.mktemp("audit-site") / "_site"
-    with pytest.MonkeyPatch.context() as patch, IndexServer() as index:
-        patch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        patch.setenv("no_proxy", "127.0.0.1")
-        patch.setenv("NO_PROXY", "127.0.0.1")
-        patch.setenv("PIP_INDEX_URL", index.url)
-        patch.chdir(kb)
-        index.add("vllm", "vllm-0.1.0.tar.gz", sdist("0.1.0", OLD_SCHED), upload_time="2024-01-02T00:00:00Z")
-        index.add("vllm", "vllm-0.2.0.tar.gz", sdist("0.2.0"), upload_time="2024-02-03T00:00:00Z")
-        index.add("vllm", "vllm-0.10.0.tar.gz", sdist("0.10.0"), upload_time="2024-03-04T00:00:00Z")
-        index.add("sglang", "sglang-0.4.0.tar.gz", sglang_sdist("0.4.0"), upload_time="2024-01-05T00:00:00Z")
-        index.add("sglang", "sglang-0.5.0.tar.gz", sglang_sdist("0.5.0"), upload_time="2024-02-05T00:00:00Z")
-        assert main(["verify", "--engine", "vllm"]) in (0, 1)
-        assert main(["verify", "--engine", "sglang"]) in (0, 1)
-        assert main(["site", "--out", str(out)]) == 0
+    out = verified_site(tmp_path_factory, kb, more=[
+        ("sglang", "0.4.0", sglang_sdist("0.4.0"), "2024-01-05T00:00:00Z"),
+        ("sglang", "0.5.0", sglang_sdist("0.5.0"), "2024-02-05T00:00:00Z")])
     return kb, out
 
 
