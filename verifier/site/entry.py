@@ -138,7 +138,7 @@ def _form_of(check, verdict):
 
 
 def evidence_json(site: Site, entry: Entry) -> dict:
-    """What the entry page's release selector shows, for every release of each engine (site.js renders it as the
+    """What the entry page's release picker shows, for every release of each engine (evidence.js renders it as the
     page renders its default release): per check its forms; per release and check the verdict, the place, the
     link to the code and the window of lines (an index into the check's distinct windows, its first line)."""
     checks: dict[str, dict] = {}
