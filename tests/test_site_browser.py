@@ -420,8 +420,8 @@ def _excerpt_rows(item) -> list[tuple[int, str]]:
             for r in item.locator("table.excerpt tr").all()]
 
 
-def test_real_site_an_entry_opened_from_a_release_page_shows_that_releases_code(look, real_base_url):
-    page = look
+def test_real_site_an_entry_opened_from_a_release_page_shows_that_releases_code(two_looks, real_base_url):
+    page = two_looks
     page.goto(real_base_url + "engines/vllm/0.10.0/")
     row = page.locator(f"#release-table tr#{_seed().id}")
     row.locator("summary").first.click()
