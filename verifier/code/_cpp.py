@@ -1,0 +1,160 @@
+"""C and C++ structure from tree-sitter (the C++ grammar reads both): definitions by dotted symbol, as `_python`
+gives Python's, for the third engine's code (llama.cpp, #30).
+
+A symbol is the definition's qualified name with `.` between its parts (`::` is accepted for it): namespaces,
+classes, structs, unions and enums are containers; a function or method definition, a field of a class or struct
+(with or without a default member initializer: `int32_t n_ctx = 4096;`), an enumerator and a variable defined at
+namespace level are members. A method defined outside its class (`void server_context::update_slots() {...}`)
+is the class's member by its qualified name, wherever the class is. Templates, `extern "C"` blocks, anonymous
+namespaces and preprocessor conditionals (`#ifdef GGML_USE_CUDA`) hold definitions that belong to the enclosing
+scope. Declarations that define nothing (a prototype, a method declared in its class and defined elsewhere, a
+forward `struct x;`) are not definitions; lambdas and local variables are not symbols.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+
+import tree_sitter
+import tree_sitter_cpp
+
+LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
+
+#: The files read as C or C++ (their paths' endings).
+SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cu", ".cuh", ".inl")
+#: Containers: a member's symbol is the container's, a dot, and its name.
+CONTAINERS = ("namespace_definition", "class_specifier", "struct_specifier", "union_specifier", "enum_specifier")
+# Nodes whose children belong to the enclosing scope.
+_TRANSPARENT = frozenset("""template_declaration linkage_specification declaration_list preproc_if preproc_ifdef
+    preproc_else preproc_elif preproc_elifdef""".split())
+# Declarators that wrap the one that names what is declared (`*x`, `&f()`, `x[4]`, `(f)`).
+_WRAPPERS = ("pointer_declarator", "reference_declarator", "array_declarator", "parenthesized_declarator",
+             "attributed_declarator", "init_declarator")
+
+
+def is_cpp_path(path: str) -> bool:
+    return path.endswith(SUFFIXES)
+
+
+@functools.lru_cache(maxsize=1)
+def parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(LANGUAGE)
+
+
+def parse(data: bytes) -> tree_sitter.Tree:
+    return parser().parse(data)
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def normalize(symbol: str) -> str:
+    """A symbol as written in a check (`a::b::c` or `a.b.c`) in the dotted form definitions are named by."""
+    return ".".join(part.strip() for part in symbol.replace("::", ".").split("."))
+
+
+def _declared_name(declarator: tree_sitter.Node | None) -> tuple[str | None, bool]:
+    """(the dotted name a declarator declares, whether it declares a function), through pointers, references,
+    arrays and initializers; None for an abstract or unnamed declarator."""
+    node = declarator
+    function = False
+    while node is not None:
+        if node.type == "function_declarator":
+            function = True
+            node = node.child_by_field_name("declarator")
+        elif node.type in _WRAPPERS:
+            node = node.child_by_field_name("declarator") or next(
+                (c for c in node.named_children if c.type.endswith("declarator") or c.type.endswith("identifier")),
+                None)
+        elif node.type in ("identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name",
+                           "namespace_identifier"):
+            return _text(node), function
+        elif node.type == "qualified_identifier":
+            return normalize(_text(node).split("<", 1)[0]), function
+        elif node.type == "template_function":
+            name = node.child_by_field_name("name")
+            return (_text(name) if name is not None else None), function
+        else:
+            return None, function
+    return None, function
+
+
+def _container_name(node: tree_sitter.Node) -> str | None:
+    name = node.child_by_field_name("name")
+    return normalize(_text(name)) if name is not None else None
+
+
+def members(container: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int], tree_sitter.Node]]:
+    """(name, byte range, node) of each definition directly in `container` (a translation unit, a namespace,
+    class, struct, union or enum); a name may be dotted (`server_context.update_slots`, a method defined outside
+    its class; `a.b` for `namespace a::b`)."""
+    body = container.child_by_field_name("body") if container.type in CONTAINERS else container
+    if body is None:
+        return
+    for child in body.named_children:
+        yield from _member(child)
+
+
+def _member(child: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int], tree_sitter.Node]]:
+    kind = child.type
+    span = (child.start_byte, child.end_byte)
+    if kind in _TRANSPARENT or (kind == "namespace_definition" and child.child_by_field_name("name") is None):
+        inner = child.child_by_field_name("body") if kind in ("linkage_specification", "namespace_definition") \
+            else None
+        for grandchild in (inner.named_children if inner is not None else child.named_children):
+            yield from _member(grandchild)
+    elif kind in CONTAINERS:
+        name = _container_name(child)
+        if name is not None and child.child_by_field_name("body") is not None:
+            yield name, span, child
+    elif kind == "function_definition":
+        name, _ = _declared_name(child.child_by_field_name("declarator"))
+        if name is not None:
+            yield name, span, child
+    elif kind in ("field_declaration", "declaration"):
+        # `struct x { ... } y;` defines a struct inside a declaration
+        specifier = child.child_by_field_name("type")
+        if specifier is not None and specifier.type in CONTAINERS and specifier.child_by_field_name("body"):
+            name = _container_name(specifier)
+            if name is not None:
+                yield name, (specifier.start_byte, specifier.end_byte), specifier
+        for declarator in child.children_by_field_name("declarator"):
+            name, function = _declared_name(declarator)
+            if name is not None and not function and (kind == "field_declaration" or _defines(declarator)):
+                yield name, span, child
+    elif kind == "enumerator":
+        name = child.child_by_field_name("name")
+        if name is not None:
+            yield _text(name), span, child
+    elif kind == "alias_declaration" or kind == "type_definition":
+        name = child.child_by_field_name("name") or child.child_by_field_name("declarator")
+        if name is not None and name.type.endswith("identifier"):
+            yield _text(name), span, child
+
+
+def _defines(declarator: tree_sitter.Node) -> bool:
+    """Whether a declaration at namespace level defines a variable (it is initialized); `extern int x;` and a
+    prototype do not."""
+    return declarator.type == "init_declarator"
+
+
+def definitions(root: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int]]]:
+    """(qualified dotted name, byte range) of every definition in the file, outermost first."""
+    stack = [("", root)]
+    while stack:
+        prefix, container = stack.pop(0)
+        for name, rng, node in members(container):
+            qualified = f"{prefix}{name}"
+            yield qualified, rng
+            if node.type in CONTAINERS:
+                stack.append((qualified + ".", node))
+
+
+def resolve(root: tree_sitter.Node, symbol: str, found: list[tuple[str, tuple[int, int]]] | None = None
+            ) -> list[tuple[int, int]]:
+    """Byte ranges of every definition of `symbol` (dotted or with `::`), in file order (empty when none).
+    `found` is `definitions(root)` when the caller has it already."""
+    wanted = normalize(symbol)
+    return sorted(rng for name, rng in (found if found is not None else definitions(root)) if name == wanted)
