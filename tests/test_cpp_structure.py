@@ -127,3 +127,78 @@ def test_a_symbol_resolves_to_its_definitions_dotted_or_with_colons(found):
                                       ("convert_hf_to_gguf.py", False), ("CMakeLists.txt", False)])
 def test_which_files_are_read_as_c_or_cpp(path, cpp):
     assert _cpp.is_cpp_path(path) is cpp
+
+
+# --- checks on C and C++ files: `in` scopes, code compared by tokens ---------------------------------------------
+
+def run(pattern_key: str, pattern: str, scope: str | None = None, path: str = "common/arg.cpp", source=SOURCE,
+        **rest):
+    from verifier.code import SourceFile
+    from verifier.evaluate import evaluate_source
+    from verifier.model import Check
+
+    check = Check(id="c", claim="", engine="llama-cpp", path=path, matcher=pattern_key, pattern=pattern, scope=scope,
+                  **rest)
+    return evaluate_source(check, SourceFile(path, source))
+
+
+def test_contains_in_a_struct_field_pins_its_default_whatever_the_layout():
+    verdict = run("contains", "int32_t n_ctx = 4096;", "common_params.n_ctx", path="common/common.h")
+    assert verdict.status == "holds" and verdict.symbol == "common_params.n_ctx"
+    assert verdict.lines == (5, 5)
+    assert run("contains", "int32_t n_ctx = 8192;", "common_params.n_ctx", path="common/common.h").status == "changed"
+    relaid = SOURCE.replace(b"    int32_t n_ctx     = 4096;", b"    int32_t   n_ctx =  // the context size\n    4096 ;")
+    assert run("contains", "int32_t n_ctx = 4096;", "common_params.n_ctx", path="common/common.h",
+               source=relaid).status == "holds"
+
+
+def test_contains_in_a_function_finds_an_option_handler_and_absent_its_absence():
+    fragment = '{"-c", "--ctx-size"}, "N"'
+    assert run("contains", fragment, "common_params_parser_init").status == "holds"
+    assert run("contains", "params.n_ctx = value;", "common_params_parser_init").status == "holds"
+    assert run("contains", '.set_env("LLAMA_ARG_CTX_SIZE")', "common_params_parser_init").status == "holds"
+    assert run("absent", "params.n_batch = value;", "common_params_parser_init").status == "holds"
+    assert run("absent", "params.n_ctx = value;", "common_params_parser_init").status == "changed"
+    # the text of a comment or a string is not code: a fragment is not found inside them
+    assert run("contains", "loaded from model", "common_params_parser_init").status == "changed"
+
+
+def test_metavariables_and_runs_bind_tokens_in_cpp():
+    verdict = run("contains", "int32_t n_ctx = $N;", "common_params", path="common/common.h")
+    assert verdict.status == "holds"
+    assert run("contains", "add_opt(common_arg($$$).set_env($ENV));", "common_params_parser_init").status == "holds"
+    assert run("contains", "if ($$$) { }", "server_context.update_slots", path="tools/server/server.cpp").status \
+        == "holds"
+
+
+def test_a_symbol_a_cpp_file_does_not_define_is_missing_and_in_is_refused_for_other_files():
+    verdict = run("contains", "x", "server_context.no_such_method", path="tools/server/server.cpp")
+    assert verdict.status == "missing"
+    other = run("contains", "x", "anything", path="CMakeLists.txt", source=b"project(x)\n")
+    assert (other.status, other.reason) == ("error", "invalid")
+    assert other.message == "`in` needs a Python, C or C++ file; CMakeLists.txt is none of them"
+    adjacent = run("contains", "x", None, path="common/arg.cpp", after="y", adjacent=True)
+    assert adjacent.status == "error" and adjacent.message.startswith("`adjacent` needs a Python file")
+
+
+def test_lint_lets_in_name_a_cpp_scope_and_still_refuses_adjacent_there(kb_root):
+    from .conftest import VALID_ENTRY
+    from .test_lint import lint_text
+
+    cpp = VALID_ENTRY.replace("    path: pkg/sched.py", "    path: tools/server/server.cpp", 1)
+    found = [(d.code, d.message) for d in lint_text(kb_root, cpp)[0]]
+    assert ("G306", "check zero: 'adjacent' needs a Python file; tools/server/server.cpp is not one") in found
+    assert not [m for c, m in found if c == "G306" and "'in'" in m]
+    other = VALID_ENTRY.replace("    path: pkg/sched.py", "    path: docker/Dockerfile", 1)
+    assert ("G306", "check zero: 'in' needs a Python, C or C++ file; docker/Dockerfile is none of them") in [
+        (d.code, d.message) for d in lint_text(kb_root, other)[0]]
+
+
+def test_a_match_names_the_innermost_definition_and_a_broken_scope_is_unparsable():
+    verdict = run("contains", "return true;", "server_context", path="tools/server/server.cpp")
+    assert verdict.status == "holds" and verdict.symbol == "server_context.load_model"
+    broken = SOURCE.replace(b"    if (x) { }", b"    if (x { ]")
+    verdict = run("contains", "if (y) { }", "server_context.update_slots", path="tools/server/server.cpp",
+                  source=broken)
+    # as for Python: not found where the parser saw errors is no evidence the code changed
+    assert (verdict.status, verdict.reason) == ("error", "unparsable")

@@ -155,10 +155,11 @@ def _evaluate(form: Form, source: code.SourceFile) -> Verdict:
     matcher = REGISTRY.get(form.matcher)
     if matcher is None:
         raise Invalid(f"no matcher {form.matcher!r}")
-    if (form.scope is not None or matcher.python_only or form.adjacent) and not source.is_python:
-        raise Invalid(f"`in`, `adjacent` and {form.matcher!r} need a Python file; {form.path} is not one"
-                      if matcher.python_only else
-                      f"`in` and `adjacent` need a Python file; {form.path} is not one")
+    if form.scope is not None and not source.structured:
+        raise Invalid(f"`in` needs a Python, C or C++ file; {form.path} is none of them")
+    if (matcher.python_only or form.adjacent) and not source.is_python:
+        raise Invalid(f"`adjacent` and {form.matcher!r} need a Python file; {form.path} is not one"
+                      if matcher.python_only else f"`adjacent` needs a Python file; {form.path} is not one")
     if not matcher.scoped:
         return matcher.match(form, source, None)
     if form.scope is None:

@@ -26,12 +26,12 @@ class Invalid(Exception):
 
 
 def _holds(form: Form, source: code.SourceFile, span: code.Span, symbol: str | None) -> Verdict:
-    inner = source.symbol_at(span.start) if source.is_python else None
+    inner = source.symbol_at(span.start) if source.structured else None
     return Verdict(HOLDS, path=form.path, lines=source.lines_of(span), symbol=inner or symbol)
 
 
 def _scope_has_error(source: code.SourceFile, scopes: list[code.Scope]) -> bool:
-    return source.is_python and any(source.has_error(s) for s in scopes)
+    return source.structured and any(source.has_error(s) for s in scopes)
 
 
 def _not_found(form: Form, source: code.SourceFile, scopes: list[code.Scope], what: str,

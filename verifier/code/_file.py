@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..model import is_python_path
-from . import _python
+from . import _cpp, _python
 
 _WS = re.compile(r"\s+")
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
@@ -58,6 +58,16 @@ class _File:
     @cached_property
     def is_python(self) -> bool:
         return is_python_path(self.path)
+
+    @cached_property
+    def is_cpp(self) -> bool:
+        """A C or C++ file (`_cpp`): scopes by symbol and code compared by tokens, as a Python file's are."""
+        return not self.is_python and _cpp.is_cpp_path(self.path)
+
+    @property
+    def structured(self) -> bool:
+        """Whether `in` scopes and token comparison apply (a Python, C or C++ file), not text alone."""
+        return self.is_python or self.is_cpp
 
     @cached_property
     def text(self) -> str:
@@ -133,7 +143,7 @@ class _File:
 
     @cached_property
     def tree(self):
-        return _python.parse(self._encoded)
+        return _cpp.parse(self._encoded) if self.is_cpp else _python.parse(self._encoded)
 
     @property
     def root(self):
@@ -144,7 +154,14 @@ class _File:
 
     def scopes(self, symbol: str) -> list[Scope]:
         """Every definition of `symbol` in this file (empty when there is none)."""
+        if self.is_cpp:
+            return [Scope(self.char(a), self.char(b), symbol)
+                    for a, b in _cpp.resolve(self.root, symbol, self._cpp_definitions)]
         return [Scope(self.char(a), self.char(b), symbol) for a, b in _python.resolve(self.root, symbol, self._members)]
+
+    @cached_property
+    def _cpp_definitions(self) -> list[tuple[str, tuple[int, int]]]:
+        return list(_cpp.definitions(self.root))
 
     def _members(self, container) -> list:
         """`_python.members(container)`, computed once per container: checks on one file share them."""
@@ -169,7 +186,8 @@ class _File:
 
     @cached_property
     def _definitions(self) -> list[tuple[str, Scope]]:
-        return [(name, Scope(self.char(a), self.char(b), name)) for name, (a, b) in _python.definitions(self.root)]
+        found = self._cpp_definitions if self.is_cpp else _python.definitions(self.root)
+        return [(name, Scope(self.char(a), self.char(b), name)) for name, (a, b) in found]
 
     def imported_from(self, name: str) -> str | None:
         """Where an import in this file says `name` comes from (a repository path), or None."""
@@ -183,6 +201,9 @@ class _File:
         one that starts latest, at each level), without listing every definition.
         """
         byte = self.byte(offset)
+        if self.is_cpp:  # the innermost (latest starting) definition holding it
+            holding = [(a, -b, name) for name, (a, b) in self._cpp_definitions if a <= byte < b]
+            return max(holding)[2] if holding else None
         container, prefix, found = self.root, "", None
         while container is not None:
             best = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from . import _fragments, _python, _tokens
+from . import _cpp_tokens, _fragments, _python, _tokens
 from ._canonical import (
     _META_PREFIX,
     _RUN_NAME,
@@ -68,6 +68,19 @@ class Fragment:
         #: Otherwise (`] = False`) compared with the scope's tokens without marks, `$NAME` binding one token.
         self.structural = canonical.structural
         self.folded = fold_whitespace(code)
+
+    @functools.cached_property
+    def cpp_tokens(self) -> list[Token]:
+        """The fragment as C/C++ tokens (`_cpp_tokens`), for a C or C++ file: `$NAME` binds one token."""
+        if self.problem is not None:
+            return []
+        tokens = _cpp_tokens.tokenize(self.code, fragment=True)
+        variables = sum(1 for t in tokens if t.kind in RUNS or t.kind == _tokens.META)
+        if variables > _fragments.MAX_VARIABLES:
+            self.problem = (f"has {variables} `$$$` and `$NAME`, too many to match (matching recurses for each); "
+                            f"at most {_fragments.MAX_VARIABLES}")
+            return []
+        return tokens
 
     @property
     def is_empty(self) -> bool:

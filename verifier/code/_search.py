@@ -1,6 +1,6 @@
 """Finding a fragment in a file: in a Python file, its tokens among those of the scope's code in the canonical
-layout, laid out only around the places where the fragment's rarest name is written; in any other file, its
-text with whitespace folded."""
+layout, laid out only around the places where the fragment's rarest name is written; in a C or C++ file, its
+C/C++ tokens among the scope's (layout and comments aside); in any other file, its text with whitespace folded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import bisect
 import re
 from functools import cached_property
 
-from . import _canonical, _fragments, _python
+from . import _canonical, _cpp_tokens, _fragments, _python
 from ._file import _WS, Scope, Span, _File
 from ._fragment_tokens import Fragment
 
@@ -33,13 +33,15 @@ class _Search(_File):
 
     def find(self, fragment: Fragment, scope: Scope) -> list[Span]:
         """Every occurrence of the fragment in the scope, in order of start."""
-        if not self.is_python:
+        if not self.structured:
             return self._find_text(fragment, scope)
         return [span for span, _ in self.find_bound(fragment, scope)]
 
     def find_bound(self, fragment: Fragment, scope: Scope) -> list[tuple[Span, dict[str, str]]]:
-        """Every occurrence of the fragment in the scope of a Python file, in order of start, with the source text
-        each `$NAME` bound there (a check's named values: FORMAT's "Values from the code")."""
+        """Every occurrence of the fragment in the scope of a Python, C or C++ file, in order of start, with the
+        source text each `$NAME` bound there (a check's named values: FORMAT's "Values from the code")."""
+        if self.is_cpp:
+            return self._find_cpp(fragment, scope)
         found: dict[Span, dict[str, str]] = {}
         for region in self._regions(fragment, scope):
             stream = self.stream(region, fragment.structural)
@@ -117,7 +119,30 @@ class _Search(_File):
             regions[(a, b)] = Scope(a, b, scope.symbol)
         return list(regions.values())
 
-    # --- text (files that are not Python) --------------------------------------
+    # --- C and C++: tokens, layout and comments aside ---------------------------
+
+    @cached_property
+    def _cpp_tokens(self) -> tuple[list, list[int], dict[str, list[int]]]:
+        """The file's C/C++ tokens, their starts, and each token text's positions (a fragment is tried only where
+        its first token is written)."""
+        tokens = _cpp_tokens.tokenize(self.text)
+        index: dict[str, list[int]] = {}
+        for i, token in enumerate(tokens):
+            index.setdefault(token.text, []).append(i)
+        return tokens, [t.start for t in tokens], index
+
+    def _find_cpp(self, fragment: Fragment, scope: Scope) -> list[tuple[Span, dict[str, str]]]:
+        tokens, starts, index = self._cpp_tokens
+        lo, hi = bisect.bisect_left(starts, scope.start), bisect.bisect_left(starts, scope.end)
+        found: dict[Span, dict[str, str]] = {}
+        bound: list[dict] = []
+        for start, end in _fragments.find(fragment.cpp_tokens, tokens, lo, hi, index, bound=bound):
+            if end > start:  # an empty match only comes from a fragment of bare `$$$`
+                found.setdefault(Span(tokens[start].start, tokens[end - 1].end),
+                                 {name: self._bound_text(tokens, a, b) for name, (a, b) in bound[-1].items()})
+        return sorted(found.items(), key=lambda item: (item[0].start, item[0].end))
+
+    # --- text (files that are neither Python nor C/C++) -------------------------
 
     @cached_property
     def _folded(self) -> tuple[str, list[int]]:
