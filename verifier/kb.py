@@ -16,7 +16,7 @@ SCHEMES_FILE = "schemes.yaml"
 CONCEPTS_FILE = "concepts.yaml"
 SEVERITIES_FILE = "severities.yaml"
 
-_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root", "oldest", "surface"}
+_ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root", "vendored_at", "oldest", "surface"}
 #: The kinds of a registry `surface` mapping (verifier.surface.model.KINDS, plural as written there), and its
 #: `env-registry` key: the files whose definitions of a variable come before other reads of it.
 SURFACE_KINDS = {"flags": "flag", "env": "env", "metrics": "metric", "requests": "request"}
@@ -36,6 +36,9 @@ class Engine:
     repository: str  # git URL
     tag_pattern: str  # git tag of a release, `{version}` standing for the version
     archive_root: str = ""  # repository folder that release archives hold at their root (SGLang: python/)
+    #: the folder of a release archive that holds the repository's whole tree, vendored into another project's
+    #: package (llama.cpp in llama-cpp-python's sdists: vendor/llama.cpp/); the rest of the archive is not its code
+    vendored_at: str = ""
     oldest: str = ""  # the oldest release the KB tracks: `verify` without --since starts there
     #: the files its release surface is read from: kind ("flag", "env", "metric", "request") -> path patterns
     #: (`*` within a folder, `**/` any folders), in repository paths; and the env files read first
@@ -54,12 +57,17 @@ class Engine:
         m = re.fullmatch(pattern, tag)
         return m.group("v") if m else None
 
-    def repository_path(self, archive_path: str) -> str:
-        """The repository path of a file that a release archive holds at `archive_path`."""
+    def repository_path(self, archive_path: str) -> str | None:
+        """The repository path of a file that a release archive holds at `archive_path`; None for a file of the
+        package the repository is vendored into (outside `vendored_at`)."""
+        if self.vendored_at:
+            return archive_path[len(self.vendored_at):] if archive_path.startswith(self.vendored_at) else None
         return self.archive_root + archive_path
 
     def archive_path(self, repository_path: str) -> str | None:
         """Where a release archive holds a repository path; None when archives never ship it."""
+        if self.vendored_at:
+            return self.vendored_at + repository_path
         if not repository_path.startswith(self.archive_root):
             return None
         return repository_path[len(self.archive_root):]
@@ -118,6 +126,16 @@ def load(root: str | os.PathLike) -> KB:
         if root_folder and not root_folder.endswith("/"):
             root_folder += "/"
         values["archive_root"] = root_folder
+        vendored = values.get("vendored_at", "")
+        if vendored:
+            line = node.key_lines.get("vendored_at", node.line)
+            from .sources import check_repository_path
+
+            problem = check_repository_path(vendored.rstrip("/"))
+            if problem or root_folder:
+                raise KBError(f"{root / ENTRIES_DIR / ENGINES_FILE}:{line}: engine {key!r}: vendored_at "
+                              f"{vendored!r}: " + (problem or "an engine has archive_root or vendored_at, not both"))
+            values["vendored_at"] = vendored.rstrip("/") + "/"
         problem = name_problem(values["oldest"], "version") if values.get("oldest") else None
         if problem:
             raise KBError(f"{root / ENTRIES_DIR / ENGINES_FILE}:{node.key_lines.get('oldest', node.line)}: "

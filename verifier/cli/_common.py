@@ -77,7 +77,8 @@ def _make_source(kb: kb_module.KB, engine: str, location: str, progress: Progres
     if kind == "dir" and where:
         if not Path(where).is_dir():
             raise UsageError(f"--source {location}: {where} is not a directory")
-        return DirectorySource(engine, where, archive_root=kb.engines[engine].archive_root)
+        return DirectorySource(engine, where, archive_root=kb.engines[engine].archive_root,
+                               vendored_at=kb.engines[engine].vendored_at)
     raise UsageError(f"--source {location}: expected pypi, git:URL_OR_PATH or dir:PATH")
 
 

@@ -21,16 +21,22 @@ class DirectorySource(Source):
     """A directory as one release.
 
     `archive_root` is the repository folder that the engine's release archives
-    hold at their root (SGLang: `python/`). A directory laid out like such an
-    archive (an unpacked wheel or sdist) is read through that mapping, so that
-    checks keep their repository paths.
+    hold at their root (SGLang: `python/`); `vendored_at` the archive folder
+    that holds the repository (llama.cpp in llama-cpp-python: `vendor/llama.cpp/`).
+    A directory laid out like such an archive (an unpacked wheel or sdist) is
+    read through that mapping, so that checks keep their repository paths.
     """
 
-    def __init__(self, engine: str, root: str | os.PathLike, version: str = "HEAD", archive_root: str = "") -> None:
+    def __init__(self, engine: str, root: str | os.PathLike, version: str = "HEAD", archive_root: str = "",
+                 vendored_at: str = "") -> None:
         self.engine = engine
         self.root = Path(root)
         self.version = version
         self.strip = archive_root if archive_root and not (self.root / archive_root).is_dir() else ""
+        # a directory laid out like the archive a repository is vendored in (an unpacked llama-cpp-python sdist)
+        # is read from that folder; the repository's own checkout, as it is
+        if vendored_at and (self.root / vendored_at).is_dir():
+            self.root = self.root / vendored_at
 
     def releases(self) -> list[Release]:
         if not self.root.is_dir():

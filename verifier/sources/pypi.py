@@ -172,7 +172,8 @@ class PyPISnapshot(Snapshot):
         """The repository path of every plain file the archive holds."""
         if self._names is None:
             self._fetch(set())
-        return sorted(self._engine.repository_path(name) for name in self._names or ())
+        found = (self._engine.repository_path(name) for name in self._names or ())
+        return sorted(path for path in found if path is not None)
 
     def prefetch(self, paths: Iterable[str]) -> None:
         """Read every one of `paths` that the archive may hold, in one pass; reads of the others raise later."""
