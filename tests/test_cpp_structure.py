@@ -202,3 +202,22 @@ def test_a_match_names_the_innermost_definition_and_a_broken_scope_is_unparsable
                   source=broken)
     # as for Python: not found where the parser saw errors is no evidence the code changed
     assert (verdict.status, verdict.reason) == ("error", "unparsable")
+
+
+def test_string_and_defines_read_cpp_and_query_does_not():
+    server = b'''void f(server_slot & slot) {
+    SLT_WRN(slot, "%s", "the slot context shift is disabled, "
+                        "the request is truncated\\n");
+    auto tpl = R"(<|im_start|>{{ role }}\\n)";
+}
+'''
+    verdict = run("string", "context shift is disabled, the request is truncated", "f", path="tools/server/server.cpp",
+                  source=server)
+    assert verdict.status == "holds" and verdict.lines == (2, 3)
+    assert run("string", "<|im_start|>{{ role }}\\n", "f", path="tools/server/server.cpp", source=server).status \
+        == "holds"  # a raw string, as written
+    assert run("string", "shift is enabled", "f", path="tools/server/server.cpp", source=server).status == "changed"
+    assert run("defines", "server_context.update_slots", path="tools/server/server.cpp").status == "holds"
+    assert run("defines", "server_context.gone", path="tools/server/server.cpp").status == "missing"
+    query = run("query", "(identifier) @x", None, path="tools/server/server.cpp")
+    assert query.status == "error" and query.message == "'query' needs a Python file; tools/server/server.cpp is not one"

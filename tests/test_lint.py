@@ -184,7 +184,7 @@ def test_lint_and_schema_read_what_the_registry_says_of_each_matcher(kb_root, na
               "    after: y\n")
     entry = VALID_ENTRY[:VALID_ENTRY.index("checks:\n")] + "checks:\n" + checks + VALID_ENTRY[VALID_ENTRY.index("severity: performance\n---\n\n## Symptom"):]
     found = [(d.code, d.message.split(": ", 1)[1]) for d in lint_text(kb_root, entry)[0]]
-    assert any(c == "G306" and m.startswith(f"'{name}' needs") for c, m in found) is matcher.python_only
+    assert any(c == "G306" and m.startswith(f"'{name}' needs") for c, m in found) is ("text" not in matcher.languages)
     assert any(c == "G303" for c, _ in found) is not matcher.modifiers  # `after` where the matcher takes none
     properties = schema.entry_schema(kb_module.load(kb_root))["properties"]["checks"]["items"]["properties"]
     assert properties[name]["description"] == matcher.help

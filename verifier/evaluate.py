@@ -26,7 +26,7 @@ from dataclasses import replace
 from . import code
 from .code import _bounded
 from .matchers import REGISTRY, Invalid, symbol_missing
-from .model import ERROR, Form, Verdict
+from .model import ERROR, Form, Verdict, language_of, languages_words
 
 #: Seconds of matching one entry may spend in a run, over all its checks and releases (an entry of the KB
 #: takes a few seconds over every release with no verdict cached).
@@ -157,9 +157,10 @@ def _evaluate(form: Form, source: code.SourceFile) -> Verdict:
         raise Invalid(f"no matcher {form.matcher!r}")
     if form.scope is not None and not source.structured:
         raise Invalid(f"`in` needs a Python, C or C++ file; {form.path} is none of them")
-    if (matcher.python_only or form.adjacent) and not source.is_python:
-        raise Invalid(f"`adjacent` and {form.matcher!r} need a Python file; {form.path} is not one"
-                      if matcher.python_only else f"`adjacent` needs a Python file; {form.path} is not one")
+    if language_of(form.path) not in matcher.languages:
+        raise Invalid(f"{form.matcher!r} needs {languages_words(matcher.languages)}; {form.path} is not one")
+    if form.adjacent and not source.is_python:
+        raise Invalid(f"`adjacent` needs a Python file; {form.path} is not one")
     if not matcher.scoped:
         return matcher.match(form, source, None)
     if form.scope is None:

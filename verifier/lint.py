@@ -12,11 +12,10 @@ from collections.abc import Callable, Iterator
 
 from . import prose
 from .code import Fragment
-from .code._cpp import is_cpp_path
 from .entries import LoadedEntry
 from .kb import KB
 from .matchers import NAMES, REGISTRY
-from .model import Check, Diagnostic, Entry, Form, before, release_version, within
+from .model import Check, Diagnostic, Entry, Form, before, language_of, languages_words, release_version, within
 from .safety import name_problem
 from .sources import check_repository_path
 
@@ -46,7 +45,7 @@ RULES: dict[str, str] = {
     "G304": "a check's or a condition's engine is missing or not among the entry's engines, or a condition's "
             "witness is a check of another engine",
     "G305": "a path is not a confined repository path, or names a dot-file or dot-folder",
-    "G306": "string, defines, query and adjacent need a Python file; in needs a Python, C or C++ file",
+    "G306": "a key or matcher on a file of a language it does not read (CONTRIBUTING.md, 'C and C++ files')",
     "G307": "a regular expression does not compile",
     "G308": "a tree-sitter query does not compile",
     "G309": "a symbol is not a dotted Python name",
@@ -402,11 +401,12 @@ def _path(form: Form, check: Check, entry: Entry, kb: KB):
 def _python_only(form: Form, check: Check, entry: Entry, kb: KB):
     if form.is_python or not form.path:
         return
-    if form.scope is not None and not is_cpp_path(form.path):
+    language = language_of(form.path)
+    if form.scope is not None and language == "text":
         yield "in", "G306", f"'in' needs a Python, C or C++ file; {form.path} is none of them"
     matcher = REGISTRY.get(form.matcher)
-    if matcher is not None and matcher.python_only:
-        yield form.matcher, "G306", f"{form.matcher!r} needs a Python file; {form.path} is not one"
+    if matcher is not None and language not in matcher.languages:
+        yield form.matcher, "G306", f"{form.matcher!r} needs {languages_words(matcher.languages)}; {form.path} is not one"
     if form.adjacent:
         yield "adjacent", "G306", f"'adjacent' needs a Python file; {form.path} is not one"
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from . import code
-from .code import _bounded, _python
+from .code import _bounded, _cpp, _python
 from .code._bounded import InvalidPattern, compile_query, compile_regex
 from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict, bound_value
 
@@ -163,7 +163,8 @@ def _string(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Ve
     if not wanted:
         raise Invalid("the string to look for is empty")
     for scope in scopes:
-        for node, value in _python.string_literals(source.root, source.byte(scope.start), source.byte(scope.end)):
+        literals = _cpp.string_literals if source.is_cpp else _python.string_literals
+        for node, value in literals(source.root, source.byte(scope.start), source.byte(scope.end)):
             if wanted in code.fold_whitespace(value):
                 span = code.Span(source.char(node.start_byte), source.char(node.end_byte))
                 return _holds(form, source, span, scope.symbol)
@@ -227,7 +228,8 @@ class Matcher:
     name: str
     help: str  # the JSON Schema's description
     match: Callable  # (form, source, scopes) -> Verdict; scopes is None for a matcher that is not scoped
-    python_only: bool = False  # needs a Python file (G306)
+    #: the languages of the files it reads (`model.language_of`; lint G306 and `evaluate` refuse another)
+    languages: tuple[str, ...] = ("python", "cpp", "text")
     scoped: bool = True  # takes `in` (`defines` names its own symbol)
     modifiers: bool = False  # takes `after` and `adjacent` (G303)
     code: bool = False  # its text is code, compared in the canonical layout (G310 on an empty fragment)
@@ -235,6 +237,10 @@ class Matcher:
     validate: Callable[[str], tuple[str, str] | None] | None = None  # (rule code, message) when the text is bad
     search: str = "scope"  # how a hint or a trace finds it in a release: fragment | symbol | text | scope
     mutate: str = "code"  # how `mutate` changes what it matched: code | absent | definition
+
+    @property
+    def python_only(self) -> bool:
+        return self.languages == ("python",)
 
 
 REGISTRY: dict[str, Matcher] = {m.name: m for m in (
@@ -244,12 +250,13 @@ REGISTRY: dict[str, Matcher] = {m.name: m for m in (
     Matcher("absent", "holds when the scope exists and this code does not occur in it", _absent, code=True,
             mutate="absent"),
     Matcher("string", "holds when a string literal in the scope contains this text (whitespace folded)", _string,
-            python_only=True, search="text"),
+            languages=("python", "cpp"), search="text"),
     Matcher("matches", "holds when this regular expression finds a match in the scope's source text", _matches,
             validate=_regex_problem),
-    Matcher("defines", "holds when the file defines this dotted symbol", _defines, python_only=True, scoped=False,
+    Matcher("defines", "holds when the file defines this dotted symbol", _defines, languages=("python", "cpp"),
+            scoped=False,
             symbol=True, search="symbol", mutate="definition"),
-    Matcher("query", "holds when this tree-sitter query has a match in the scope", _query, python_only=True,
+    Matcher("query", "holds when this tree-sitter query has a match in the scope", _query, languages=("python",),
             validate=_query_problem),
 )}
 #: The matchers' names, in the order FORMAT.md documents them.

@@ -414,6 +414,24 @@ def is_python_path(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
+#: The files read as C or C++ (verifier/code/_cpp.py), by the endings of their paths.
+CPP_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cu", ".cuh", ".inl")
+#: The languages a check's file can be in, and how a message names them.
+LANGUAGE_WORDS = {"python": "Python", "cpp": "C or C++", "text": "any other"}
+
+
+def language_of(path: str) -> str:
+    """"python", "cpp" (C and C++) or "text" (any other file, compared as text with whitespace folded)."""
+    return "python" if is_python_path(path) else "cpp" if path.endswith(CPP_SUFFIXES) else "text"
+
+
+def languages_words(languages) -> str:
+    """"a Python file", "a Python, C or C++ file": the files a key or matcher needs, in words."""
+    names = [LANGUAGE_WORDS[language] for language in languages if language != "text"]
+    return "a " + (", ".join(names[:-1]) + (", " if len(names) > 2 else " or ") + names[-1] if len(names) > 1
+                   else names[0]) + " file"
+
+
 #: When no form holds, the verdict of the check is the strongest of its forms' (FORMAT.md, "A claim across releases").
 _STRENGTH = {CHANGED: 0, ERROR: 1, MISSING: 2}
 

@@ -19,10 +19,12 @@ from collections.abc import Iterator
 import tree_sitter
 import tree_sitter_cpp
 
+from ..model import CPP_SUFFIXES
+
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 
 #: The files read as C or C++ (their paths' endings).
-SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cu", ".cuh", ".inl")
+SUFFIXES = CPP_SUFFIXES
 #: Containers: a member's symbol is the container's, a dot, and its name.
 CONTAINERS = ("namespace_definition", "class_specifier", "struct_specifier", "union_specifier", "enum_specifier")
 # Nodes whose children belong to the enclosing scope.
@@ -158,3 +160,43 @@ def resolve(root: tree_sitter.Node, symbol: str, found: list[tuple[str, tuple[in
     `found` is `definitions(root)` when the caller has it already."""
     wanted = normalize(symbol)
     return sorted(rng for name, rng in (found if found is not None else definitions(root)) if name == wanted)
+
+
+@functools.lru_cache(maxsize=1)
+def _string_query() -> tree_sitter.Query:
+    return tree_sitter.Query(LANGUAGE, "[(string_literal) (raw_string_literal) (concatenated_string)] @s")
+
+
+def string_literals(root: tree_sitter.Node, start: int, end: int) -> Iterator[tuple[tree_sitter.Node, str]]:
+    """(node, value) of each string literal within the byte range, in file order: adjacent literals (`"a" "b"`)
+    joined, escapes resolved, a raw string's text as written."""
+    cursor = tree_sitter.QueryCursor(_string_query())
+    cursor.set_byte_range(start, end)
+    for node in sorted(cursor.captures(root).get("s", ()), key=lambda n: (n.start_byte, n.end_byte)):
+        if node.start_byte < start or node.end_byte > end:
+            continue
+        if node.type != "concatenated_string" and node.parent is not None \
+                and node.parent.type == "concatenated_string":
+            continue
+        pieces = node.named_children if node.type == "concatenated_string" else [node]
+        yield node, "".join(string_value(piece) for piece in pieces if piece.type.endswith("string_literal"))
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "?": "?", "a": "\a",
+            "b": "\b", "f": "\f", "v": "\v"}
+
+
+def string_value(node: tree_sitter.Node) -> str:
+    """The value of one string literal: a raw string's content as written; otherwise its content with the
+    common escapes resolved (`\\n`, `\\"`, `\\\\`; another escape is kept as written)."""
+    if node.type == "raw_string_literal":
+        content = next((c for c in node.named_children if c.type == "raw_string_content"), None)
+        return _text(content) if content is not None else ""
+    parts = []
+    for child in node.named_children:
+        if child.type == "string_content":
+            parts.append(_text(child))
+        elif child.type == "escape_sequence":
+            text = _text(child)
+            parts.append(_ESCAPES.get(text[1:], text))
+    return "".join(parts)
