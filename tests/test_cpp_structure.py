@@ -221,3 +221,52 @@ def test_string_and_defines_read_cpp_and_query_does_not():
     assert run("defines", "server_context.gone", path="tools/server/server.cpp").status == "missing"
     query = run("query", "(identifier) @x", None, path="tools/server/server.cpp")
     assert query.status == "error" and query.message == "'query' needs a Python file; tools/server/server.cpp is not one"
+
+
+CHECKS = [("contains", "int32_t n_ctx = 4096;", "common_params.n_ctx"),
+          ("contains", '{"-c", "--ctx-size"}, "N"', "common_params_parser_init"),
+          ("contains", "params.n_ctx = value;", "common_params_parser_init"),
+          ("absent", "params.n_batch = value;", "common_params_parser_init"),
+          ("contains", "if ($$$) { }", "server_context.update_slots"),
+          ("string", "size of the prompt context", "common_params_parser_init"),
+          ("contains", "return true;", "server_context.load_model"),
+          ("contains", "float rope_freq_base{0.0f};", "common_params")]
+
+
+def _relaid(source: bytes, gaps) -> bytes:
+    """`source` with the whitespace between the tokens of each line that is not a preprocessor directive (those
+    end at their line's end) replaced by gaps drawn from `gaps`: what a formatter may do."""
+    from verifier.code._cpp_tokens import tokenize
+
+    out = []
+    draw = iter(gaps)
+    for line in source.decode().split("\n"):
+        if line.lstrip().startswith("#") or "//" in line:  # a directive, or a line comment that must end the line
+            out.append(line + "\n")
+            continue
+        tokens = tokenize(line)
+        if not tokens:
+            out.append(line + "\n")
+            continue
+        pieces = [line[:tokens[0].start]]
+        for a, b in zip(tokens, tokens[1:]):
+            between = line[a.end:b.start]
+            pieces.append(a.text + (between if between.strip() else next(draw, between or "")))
+        pieces.append(tokens[-1].text + line[tokens[-1].end:] + "\n")
+        out.append("".join(pieces))
+    return "".join(out).encode()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "\n", "\n    ", "\n\t", " \\\n "]), min_size=400, max_size=400))
+def test_a_relayout_flips_no_verdict(gaps):
+    relaid = _relaid(SOURCE, [g if g.strip(" \t\n") != "\\" else g for g in gaps])
+    assert not _cpp.parse(relaid).root_node.has_error
+    for matcher, pattern, scope in CHECKS:
+        before = run(matcher, pattern, scope, path="tools/server/server.cpp")
+        after = run(matcher, pattern, scope, path="tools/server/server.cpp", source=relaid)
+        assert before.status == "holds" and after.status == "holds", (matcher, pattern, after)

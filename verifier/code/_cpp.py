@@ -74,7 +74,7 @@ def _declared_name(declarator: tree_sitter.Node | None) -> tuple[str | None, boo
                            "namespace_identifier"):
             return _text(node), function
         elif node.type == "qualified_identifier":
-            return normalize(_text(node).split("<", 1)[0]), function
+            return ".".join(_parts(node)), function
         elif node.type == "template_function":
             name = node.child_by_field_name("name")
             return (_text(name) if name is not None else None), function
@@ -83,9 +83,24 @@ def _declared_name(declarator: tree_sitter.Node | None) -> tuple[str | None, boo
     return None, function
 
 
+def _parts(node: tree_sitter.Node) -> list[str]:
+    """The names of a qualified name (`a::b<T>::c`: a, b, c), from its nodes, however it is laid out."""
+    if node.type in ("qualified_identifier", "nested_namespace_specifier"):
+        found = []
+        for child in node.named_children:
+            found.extend(_parts(child))
+        return found
+    if node.type in ("template_type", "template_function"):
+        name = node.child_by_field_name("name")
+        return _parts(name) if name is not None else []
+    if node.type.endswith("identifier") or node.type in ("destructor_name", "operator_name"):
+        return ["".join(_text(node).split())]
+    return []
+
+
 def _container_name(node: tree_sitter.Node) -> str | None:
     name = node.child_by_field_name("name")
-    return normalize(_text(name)) if name is not None else None
+    return ".".join(_parts(name)) or None if name is not None else None
 
 
 def members(container: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int], tree_sitter.Node]]:
