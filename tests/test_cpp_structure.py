@@ -270,3 +270,41 @@ def test_a_relayout_flips_no_verdict(gaps):
         before = run(matcher, pattern, scope, path="tools/server/server.cpp")
         after = run(matcher, pattern, scope, path="tools/server/server.cpp", source=relaid)
         assert before.status == "holds" and after.status == "holds", (matcher, pattern, after)
+
+
+def test_a_format_macro_between_string_literals_parses_and_is_its_name_in_the_value():
+    server = b'''void f() {
+    SLT_INF(*ret, "selected slot by LRU, t_last = %" PRId64 "\\n", t_last);
+    snprintf(buf, 11, "%09" PRId64, ns);
+}
+'''
+    assert not _cpp.parse(server).root_node.has_error
+    assert _cpp.masked(server).count(b'"') == server.count(b'"') + 4 and len(_cpp.masked(server)) == len(server)
+    verdict = run("string", "t_last = %PRId64", "f", path="tools/server/server-context.cpp", source=server)
+    assert verdict.status == "holds" and verdict.lines == (2, 2)
+    assert run("contains", 'snprintf(buf, 11, "%09" PRId64, ns);', "f", path="tools/server/server-context.cpp",
+               source=server).status == "holds"  # the code itself is compared as written
+
+
+def test_a_bare_macro_line_is_read_as_blank_but_an_enum_s_last_enumerator_stays():
+    old_parser = b'''bool gpt_params_find_arg(int argc, char ** argv, gpt_params & params) {
+    if (arg == "-s" || arg == "--seed") {
+        CHECK_ARG
+        params.seed = std::stoul(argv[i]);
+        return true;
+    }
+    return false;
+}
+LLAMA_COMMON_ATTRIBUTE_FORMAT(1, 2)
+static std::string format(const char * fmt, ...) { return fmt; }
+enum server_state {
+    SERVER_STATE_LOADING_MODEL,
+    SERVER_STATE_READY
+};
+'''
+    tree = _cpp.parse(old_parser)
+    assert not tree.root_node.has_error and len(_cpp.masked(old_parser)) == len(old_parser)
+    names = [name for name, _ in _cpp.definitions(tree.root_node)]
+    assert {"gpt_params_find_arg", "format", "server_state.SERVER_STATE_READY"} <= set(names)
+    assert run("contains", "CHECK_ARG params.seed = std::stoul(argv[i]);", "gpt_params_find_arg",
+               path="common/common.cpp", source=old_parser).status == "holds"  # the code compared is as written

@@ -163,8 +163,10 @@ def _string(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Ve
     if not wanted:
         raise Invalid("the string to look for is empty")
     for scope in scopes:
-        literals = _cpp.string_literals if source.is_cpp else _python.string_literals
-        for node, value in literals(source.root, source.byte(scope.start), source.byte(scope.end)):
+        start, end = source.byte(scope.start), source.byte(scope.end)
+        found = (_cpp.string_literals(source.root, start, end, source.encoded) if source.is_cpp
+                 else _python.string_literals(source.root, start, end))
+        for node, value in found:
             if wanted in code.fold_whitespace(value):
                 span = code.Span(source.char(node.start_byte), source.char(node.end_byte))
                 return _holds(form, source, span, scope.symbol)

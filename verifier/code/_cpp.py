@@ -14,6 +14,7 @@ forward `struct x;`) are not definitions; lambdas and local variables are not sy
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 
 import tree_sitter
@@ -44,8 +45,47 @@ def parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(LANGUAGE)
 
 
+# A format macro written between string literals (`"n_tokens = %" PRId64 "\n"`, `"%09" PRId64, ns`): the
+# preprocessor joins them; the grammar, which does not expand macros, would see an error. `parse` reads each as
+# a string literal of the same length, so that every offset stays where it is.
+_FORMAT_MACRO = re.compile(rb'(?<=")(\s*)((?:PRI|SCN)[A-Za-z0-9_]+)\b|\b((?:PRI|SCN)[A-Za-z0-9_]+)(?=\s*")')
+
+
+# A macro that stands for a statement or an attribute, alone on its line without a semicolon (`CHECK_ARG` in
+# old argument parsers, `LLAMA_COMMON_ATTRIBUTE_FORMAT(1, 2)` before a declaration): `parse` reads it as blank.
+# Only where a statement or declaration may start (`_statement_ends`) and one follows: never an enum's last
+# enumerator, an initializer's value, or an argument that a formatter put on a line of its own.
+_BARE_MACRO = re.compile(rb"(?m)^[ \t]*([A-Z_][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*\r?$")
+
+
+def _statement_ends(before: bytes) -> bool:
+    """Whether what precedes a line ends a statement, a block or a declaration (so the line starts one): its last
+    line ends with `;`, `{` or `}`, or is a comment or a directive, or there is nothing before it."""
+    lines = before.rstrip().rsplit(b"\n", 1)
+    last = lines[-1].strip()
+    return not last or last.endswith((b";", b"{", b"}")) or last.startswith((b"//", b"#")) or last.endswith(b"*/")
+
+
+def masked(data: bytes) -> bytes:
+    """`data` as `parse` reads it, every offset where it was: each format macro next to a string literal read as
+    a string literal of its length, each bare macro line as blanks."""
+    def literal(m: re.Match) -> bytes:
+        name = m.group(2) or m.group(3)
+        return (m.group(1) or b"") + b'"' + b"_" * (len(name) - 2) + b'"'
+    if b"PRI" in data or b"SCN" in data:
+        data = _FORMAT_MACRO.sub(literal, data)
+    out = None
+    for m in _BARE_MACRO.finditer(data):
+        if not (_statement_ends(data[:m.start()]) and re.match(rb"\s*[A-Za-z_~]", data[m.end():])):
+            continue
+        if out is None:
+            out = bytearray(data)
+        out[m.start(1):m.end(1)] = b" " * (m.end(1) - m.start(1))
+    return bytes(out) if out is not None else data
+
+
 def parse(data: bytes) -> tree_sitter.Tree:
-    return parser().parse(data)
+    return parser().parse(masked(data))
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -182,9 +222,11 @@ def _string_query() -> tree_sitter.Query:
     return tree_sitter.Query(LANGUAGE, "[(string_literal) (raw_string_literal) (concatenated_string)] @s")
 
 
-def string_literals(root: tree_sitter.Node, start: int, end: int) -> Iterator[tuple[tree_sitter.Node, str]]:
+def string_literals(root: tree_sitter.Node, start: int, end: int, data: bytes | None = None
+                    ) -> Iterator[tuple[tree_sitter.Node, str]]:
     """(node, value) of each string literal within the byte range, in file order: adjacent literals (`"a" "b"`)
-    joined, escapes resolved, a raw string's text as written."""
+    joined, escapes resolved, a raw string's text as written; a format macro among them (`parse`) is its name,
+    read from the file's own `data`."""
     cursor = tree_sitter.QueryCursor(_string_query())
     cursor.set_byte_range(start, end)
     for node in sorted(cursor.captures(root).get("s", ()), key=lambda n: (n.start_byte, n.end_byte)):
@@ -194,7 +236,13 @@ def string_literals(root: tree_sitter.Node, start: int, end: int) -> Iterator[tu
                 and node.parent.type == "concatenated_string":
             continue
         pieces = node.named_children if node.type == "concatenated_string" else [node]
-        yield node, "".join(string_value(piece) for piece in pieces if piece.type.endswith("string_literal"))
+        yield node, "".join(_piece(piece, data) for piece in pieces if piece.type.endswith("string_literal"))
+
+
+def _piece(node: tree_sitter.Node, data: bytes | None) -> str:
+    if data is not None and data[node.start_byte:node.end_byte] != node.text:  # a format macro `parse` masked
+        return data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    return string_value(node)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "?": "?", "a": "\a",
