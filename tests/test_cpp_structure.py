@@ -329,3 +329,14 @@ def test_clang_format_flips_no_verdict(style, tmp_path):
     for matcher, pattern, scope in CHECKS:
         verdict = run(matcher, pattern, scope, path="tools/server/server.cpp", source=relaid)
         assert verdict.status == "holds", (style, matcher, pattern, verdict)
+
+
+def test_what_a_matcher_reads_is_said_in_words():
+    from verifier.model import language_of, languages_words
+
+    assert [language_of(p) for p in ("a/b.py", "common/arg.cpp", "ggml.h", "Dockerfile")] == [
+        "python", "cpp", "cpp", "text"]
+    assert languages_words(("python",)) == "a Python file"
+    assert languages_words(("python", "cpp")) == "a Python, C or C++ file"
+    verdict = run("string", "x", None, path="docker/Dockerfile", source=b"FROM x\n")
+    assert verdict.message == "'string' needs a Python, C or C++ file; docker/Dockerfile is not one"

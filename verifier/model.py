@@ -417,7 +417,7 @@ def is_python_path(path: str) -> bool:
 #: The files read as C or C++ (verifier/code/_cpp.py), by the endings of their paths.
 CPP_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cu", ".cuh", ".inl")
 #: The languages a check's file can be in, and how a message names them.
-LANGUAGE_WORDS = {"python": "Python", "cpp": "C or C++", "text": "any other"}
+LANGUAGE_WORDS = {"python": ("Python",), "cpp": ("C", "C++"), "text": ()}
 
 
 def language_of(path: str) -> str:
@@ -427,9 +427,8 @@ def language_of(path: str) -> str:
 
 def languages_words(languages) -> str:
     """"a Python file", "a Python, C or C++ file": the files a key or matcher needs, in words."""
-    names = [LANGUAGE_WORDS[language] for language in languages if language != "text"]
-    return "a " + (", ".join(names[:-1]) + (", " if len(names) > 2 else " or ") + names[-1] if len(names) > 1
-                   else names[0]) + " file"
+    names = [name for language in languages for name in LANGUAGE_WORDS[language]]
+    return "a " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]) + " file"
 
 
 #: When no form holds, the verdict of the check is the strongest of its forms' (FORMAT.md, "A claim across releases").
