@@ -21,6 +21,7 @@ import tree_sitter
 import tree_sitter_cpp
 
 from ..model import CPP_SUFFIXES
+from . import _python
 
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 
@@ -199,14 +200,7 @@ def _defines(declarator: tree_sitter.Node) -> bool:
 
 def definitions(root: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int]]]:
     """(qualified dotted name, byte range) of every definition in the file, outermost first."""
-    stack = [("", root)]
-    while stack:
-        prefix, container = stack.pop(0)
-        for name, rng, node in members(container):
-            qualified = f"{prefix}{name}"
-            yield qualified, rng
-            if node.type in CONTAINERS:
-                stack.append((qualified + ".", node))
+    return _python.definitions(root, members, CONTAINERS)
 
 
 def resolve(root: tree_sitter.Node, symbol: str, found: list[tuple[str, tuple[int, int]]] | None = None

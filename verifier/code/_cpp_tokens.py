@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token
+from ._tokens import NAME, NUMBER, OP, STRING, Token, scan
 
 _OPERATORS = sorted(
     """<=> ->* ... <<= >>= :: -> ++ -- << <= >= == != && || += -= *= /= %= &= |= ^= .* ## #
@@ -55,31 +55,12 @@ def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | No
 
     A token that starts before `end` is whole, even where it runs past `end`.
     """
-    tokens: list[Token] = []
-    append = tokens.append
-    n = len(text) if end is None else end
-    pattern = _TOKEN[fragment]
-    pos = start
-    while pos < n:
-        for m in pattern.finditer(text, pos):
-            group = m.lastindex
-            if group is None:  # only whitespace and comments are left
-                return tokens
-            begin = m.start(group)
-            if begin >= n:
-                return tokens
-            if group == 2:  # a raw string: it ends at `)delimiter"`, newlines and quotes inside
-                opening = _RAW_START.match(text, begin)
-                close = text.find(")" + opening.group(1) + '"', opening.end())
-                stop = len(text) if close < 0 else close + len(opening.group(1)) + 2
-                append(Token(STRING, text[begin:stop], begin, stop))
-                pos = stop
-                break
-            value = m.group(group)
-            if group == 1:
-                append(Token(ELLIPSIS_META if value == "$$$" else META, value, begin, m.end()))
-            else:
-                append(Token(_KINDS[group], value, begin, m.end()))
-        else:
-            return tokens
-    return tokens
+    return scan(text, _TOKEN[fragment], _KINDS, _raw_end, start, end)
+
+
+def _raw_end(text: str, begin: int) -> int:
+    """Where a raw string that opens at `begin` ends: after `)delimiter"`, newlines and quotes inside; an
+    unterminated one at the end of the text."""
+    opening = _RAW_START.match(text, begin)
+    close = text.find(")" + opening.group(1) + '"', opening.end())
+    return len(text) if close < 0 else close + len(opening.group(1)) + 2

@@ -124,15 +124,17 @@ def resolve(root: tree_sitter.Node, symbol: str, members_of=members) -> list[tup
     return ranges
 
 
-def definitions(root: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int]]]:
-    """(qualified name, byte range) of every definition in the file, outermost first."""
+def definitions(root: tree_sitter.Node, members_of=members, containers=DEFINITIONS
+                ) -> Iterator[tuple[str, tuple[int, int]]]:
+    """(qualified name, byte range) of every definition in the file, outermost first: `members_of` each container
+    (a node of a type in `containers`: `_cpp` gives its own of both)."""
     stack = [("", root)]
     while stack:
         prefix, container = stack.pop(0)
-        for name, rng, node in members(container):
+        for name, rng, node in members_of(container):
             qualified = f"{prefix}{name}"
             yield qualified, rng
-            if node.type in DEFINITIONS:
+            if node.type in containers:
                 stack.append((qualified + ".", node))
 
 

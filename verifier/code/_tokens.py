@@ -86,10 +86,21 @@ def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | No
 
     A token that starts before `end` is whole, even where it runs past `end`.
     """
+    return scan(text, _TOKEN[fragment], _KINDS, _f_string_end, start, end)
+
+
+def _f_string_end(text: str, begin: int) -> int:
+    return _string_end(text, _STRING_START.match(text, begin))
+
+
+def scan(text: str, pattern: re.Pattern, kinds: tuple, special_end, start: int = 0, end: int | None = None
+         ) -> list[Token]:
+    """The loop of a tokenizer (this one's, and `_cpp_tokens`'s): `pattern`'s groups are, in order, 1 a
+    metavariable, 2 the opening of a token that `special_end(text, begin)` ends (an f-string, a raw string), then
+    the token kinds `kinds` gives by group; no group: only whitespace and comments are left."""
     tokens: list[Token] = []
     append = tokens.append
     n = len(text) if end is None else end
-    pattern, kinds = _TOKEN[fragment], _KINDS
     new = tuple.__new__  # Token(...) without the Python-level __new__ of a NamedTuple
     pos = start
     while pos < n:
@@ -100,8 +111,8 @@ def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | No
             begin = m.start(group)
             if begin >= n:
                 return tokens
-            if group == 2:  # an f-string: end it with the scanner, then go on after it
-                stop = _string_end(text, _STRING_START.match(text, begin))
+            if group == 2:  # ended by its scanner, then go on after it
+                stop = special_end(text, begin)
                 append(Token(STRING, text[begin:stop], begin, stop))
                 pos = stop
                 break
