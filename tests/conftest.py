@@ -64,17 +64,24 @@ class Scheduler:
 METRICS_PY = 'NAME = "vllm:num_preemptions"\n'
 
 
-@pytest.fixture
-def kb_root(tmp_path: Path) -> Path:
-    """A KB with the real vocabularies and registry, and no entries."""
-    root = tmp_path / "kb"
+def make_kb(root: Path, site: bool = False) -> Path:
+    """A KB at `root` with the real vocabularies and registry (and, with `site`, the real site's templates and
+    assets), and no entries."""
     (root / "gotchas").mkdir(parents=True)
     for name in ("schemes.yaml", "severities.yaml", "concepts.yaml"):
         shutil.copy(REPO / "gotchas" / name, root / "gotchas" / name)
     # The real registry, less its release floors: tests make releases of their own numbering.
     registry = (REPO / "gotchas" / "engines.yaml").read_text()
     (root / "gotchas" / "engines.yaml").write_text(re.sub(r"(?m)^  oldest: .*\n", "", registry))
+    if site:
+        shutil.copytree(REPO / "site", root / "site")
     return root
+
+
+@pytest.fixture
+def kb_root(tmp_path: Path) -> Path:
+    """A KB with the real vocabularies and registry, and no entries."""
+    return make_kb(tmp_path / "kb")
 
 
 @pytest.fixture

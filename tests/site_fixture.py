@@ -156,18 +156,9 @@ def built_site(tmp_path_factory, kb_root_module):
 
 @pytest.fixture(scope="module")
 def kb_root_module(tmp_path_factory):
-    import re
-    import shutil
+    from .conftest import make_kb
 
-    from .conftest import REPO
-
-    root = tmp_path_factory.mktemp("kb")
-    (root / "gotchas").mkdir()
-    for name in ("schemes.yaml", "severities.yaml", "concepts.yaml"):
-        shutil.copy(REPO / "gotchas" / name, root / "gotchas" / name)
-    registry = (REPO / "gotchas" / "engines.yaml").read_text()
-    (root / "gotchas" / "engines.yaml").write_text(re.sub(r"(?m)^  oldest: .*\n", "", registry))
-    shutil.copytree(REPO / "site", root / "site")
+    root = make_kb(tmp_path_factory.mktemp("kb") / "kb", site=True)
     (root / "gotchas" / "ops-example.md").write_text(VALID_ENTRY.replace(
         "Latency climbs.", "Latency climbs and `vllm:num_preemptions` rises."))
     (root / "gotchas" / "config-prefix-caching-example.md").write_text(SECOND_ENTRY)

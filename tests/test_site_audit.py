@@ -144,16 +144,10 @@ def sglang_sdist(version: str) -> bytes:
 def audit_site(tmp_path_factory):
     """(KB folder, site folder): vLLM 0.1.0, 0.2.0, 0.10.0 (site_fixture's) and SGLang 0.4.0, 0.5.0 verified, and
     the site built."""
-    from .conftest import REPO, VALID_ENTRY
+    from .conftest import VALID_ENTRY, make_kb
     from .site_fixture import verified_site
 
-    kb = tmp_path_factory.mktemp("audit-kb")
-    (kb / "gotchas").mkdir()
-    for name in ("schemes.yaml", "severities.yaml", "concepts.yaml"):
-        shutil.copy(REPO / "gotchas" / name, kb / "gotchas" / name)
-    registry = (REPO / "gotchas" / "engines.yaml").read_text()
-    (kb / "gotchas" / "engines.yaml").write_text(re.sub(r"(?m)^  oldest: .*\n", "", registry))
-    shutil.copytree(REPO / "site", kb / "site")
+    kb = make_kb(tmp_path_factory.mktemp("audit-kb") / "kb", site=True)
     (kb / "gotchas" / "ops-example.md").write_text(VALID_ENTRY)  # no conditions; `changed` in 0.1.0 (OLD_SCHED)
     for entry_id, text in ENTRIES.items():
         (kb / "gotchas" / f"{entry_id}.md").write_text(text)

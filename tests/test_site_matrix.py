@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 from verifier.cli import main
 from verifier.site.words import STATUS_ICONS
 
-from .conftest import REPO, VALID_ENTRY
+from .conftest import REPO, VALID_ENTRY, make_kb
 
 # The browser tests need chromium and Playwright, as tests/test_site_browser.py does, on the same condition
 # (skipped without them, except in CI, which installs both); the tests of the files here run without them.
@@ -259,12 +258,7 @@ def _mixed_statuses() -> dict[str, dict[str, str | None]]:
 def _write_mixed_kb(root: Path) -> None:
     from verifier.ledger import CheckRecord, EngineLedger, EntryRecord, Ledger, ReleaseRecord
 
-    (root / "gotchas").mkdir(parents=True)
-    for name in ("schemes.yaml", "severities.yaml", "concepts.yaml"):
-        shutil.copy(REPO / "gotchas" / name, root / "gotchas" / name)
-    registry = (REPO / "gotchas" / "engines.yaml").read_text()
-    (root / "gotchas" / "engines.yaml").write_text(re.sub(r"(?m)^  oldest: .*\n", "", registry))
-    shutil.copytree(REPO / "site", root / "site")
+    make_kb(root, site=True)
     for entry, (title, scheme, severity, introduced) in MIXED.items():
         text = VALID_ENTRY.replace("id: ops-example", f"id: {entry}").replace(
             "title: An example gotcha that is well-formed", f"title: {title}").replace(
