@@ -58,7 +58,7 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
             "workaround": summary(text.sections.get("Workaround", "")),
             "introduced": entry.introduced.get(key), "fixed": entry.fixed.get(key),
             "conditions": conditions_view(site, entry, key, version),
-            "until": _until(site, entry, key, later),
+            **_until(dict(site.status(entry, key).statuses), later),
         })
     rank = {term: i for i, term in enumerate(site.kb.severities)}
     for members in groups.values():  # the worst first, as audit ranks them; then the KB's order
@@ -69,7 +69,7 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     sections = [{"status": status, "anchor": anchor, "heading": heading.format(name=view.engine.name, version=version),
                  "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
     newest = view.latest
-    clears = [item for item in table if item["until"] and newest in item["until"]["through"]]
+    clears = [item for item in table if item["cleared"]]
     context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
                "following": following, "sections": sections, "changed_since": changed_since, "table": table,
                "tag": view.engine.tag(version), "surface": has_surface(view, version), "newest": newest,
@@ -81,14 +81,11 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                         f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))
 
 
-def _until(site, entry, engine: str, later: list[str]) -> dict | None:
-    """Where an entry that bites here stops being listed in a later release: the first later release where it is
-    not affected (fixed) or a claim is contradicted (changed), with every later release it is clear of; None
-    while it bites (or may) in every later release tracked."""
-    statuses = dict(site.status(entry, engine).statuses)
-    for i, version in enumerate(later):
-        status = statuses.get(version)
-        if status in (NOT_AFFECTED, CHANGED):
-            through = {v for v in later[i:] if statuses.get(v) in (NOT_AFFECTED, CHANGED)}
-            return {"version": version, "status": status, "through": through}
-    return None
+def _until(statuses: dict[str, str], later: list[str]) -> dict:
+    """Where an entry that bites here stops being listed in a later release (`until`: the first later release
+    where it is not affected, fixed, or a claim is contradicted, changed; None while it bites or may in every
+    later release tracked), and whether the newest release is clear of it (`cleared`)."""
+    clear = (NOT_AFFECTED, CHANGED)
+    first = next((v for v in later if statuses.get(v) in clear), None)
+    return {"until": {"version": first, "status": statuses[first]} if first else None,
+            "cleared": bool(later) and statuses.get(later[-1]) in clear}
