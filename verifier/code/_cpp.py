@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import tree_sitter
 import tree_sitter_cpp
 
-from ..model import CPP_SUFFIXES
+from ..model import CPP_SUFFIXES, language_of
 from . import _python
 
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
@@ -38,7 +38,7 @@ _WRAPPERS = ("pointer_declarator", "reference_declarator", "array_declarator", "
 
 
 def is_cpp_path(path: str) -> bool:
-    return path.endswith(SUFFIXES)
+    return language_of(path) == "cpp"
 
 
 @functools.lru_cache(maxsize=1)

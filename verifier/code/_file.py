@@ -62,7 +62,7 @@ class _File:
     @cached_property
     def is_cpp(self) -> bool:
         """A C or C++ file (`_cpp`): scopes by symbol and code compared by tokens, as a Python file's are."""
-        return not self.is_python and _cpp.is_cpp_path(self.path)
+        return _cpp.is_cpp_path(self.path)
 
     @property
     def structured(self) -> bool:
