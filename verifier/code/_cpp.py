@@ -20,13 +20,11 @@ from collections.abc import Iterator
 import tree_sitter
 import tree_sitter_cpp
 
-from ..model import CPP_SUFFIXES, language_of
+from ..model import language_of
 from . import _python
 
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 
-#: The files read as C or C++ (their paths' endings).
-SUFFIXES = CPP_SUFFIXES
 #: Containers: a member's symbol is the container's, a dot, and its name.
 CONTAINERS = ("namespace_definition", "class_specifier", "struct_specifier", "union_specifier", "enum_specifier")
 # Nodes whose children belong to the enclosing scope.
