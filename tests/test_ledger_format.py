@@ -69,6 +69,20 @@ def test_a_migrated_ledger_is_written_back_as_the_current_format(tmp_path):
     assert Ledger(tmp_path).load("vllm").releases == ledger.load("vllm").releases  # reads back the same
 
 
+def test_a_vendored_commit_is_kept_and_only_where_there_is_one(tmp_path):
+    data = json.loads(json.dumps(FORMAT_1))
+    data["releases"]["0.1.1"] = dict(data["releases"]["0.1.0"], commit="0c1e57098bba43ac29e6e3b677cdceebdd22334f")
+    write(tmp_path, data)
+    ledger = Ledger(tmp_path)
+    loaded = ledger.load("vllm")
+    assert loaded.releases["0.1.1"].commit == "0c1e57098bba43ac29e6e3b677cdceebdd22334f"
+    assert loaded.releases["0.1.0"].commit is None
+    ledger.save(loaded)
+    text = (tmp_path / "vllm.json").read_text()
+    assert text.count('"commit"') == 1
+    assert Ledger(tmp_path).load("vllm").releases == loaded.releases
+
+
 def test_records_round_trip_through_the_codec(tmp_path):
     write(tmp_path, FORMAT_1)
     ledger = Ledger(tmp_path)

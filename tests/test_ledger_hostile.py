@@ -310,6 +310,9 @@ WRONG_TYPES = [
     (("releases", "0.10.0", "entries", "ops-example", "checks"), [1]),
     (("releases", "0.10.0", "entries"), "all"),
     (("releases", "0.10.0", "date"), {"y": 2024}),
+    (("releases", "0.10.0", "commit"), "0c1e570"),  # a vendored engine's commit: 40 hex digits, never short
+    (("releases", "0.10.0", "commit"), "../../../etc/passwd"),
+    (("releases", "0.10.0", "commit"), None),
     (("releases", "0.10.0"), None),
 ]
 

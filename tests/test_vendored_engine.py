@@ -5,13 +5,14 @@ archive is not the engine's code. End to end on a package index on 127.0.0.1, an
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 
 import pytest
 
 from verifier import kb as kb_module
 
-from .conftest import run_cli
+from .conftest import REPO, run_cli
 from .index_server import IndexServer, make_sdist
 
 REGISTRY = '''
@@ -19,7 +20,6 @@ llama-cpp:
   name: llama.cpp
   package: llama-cpp-python
   repository: https://github.com/ggml-org/llama.cpp
-  tag_pattern: "{version}"
   vendored_at: vendor/llama.cpp
 '''
 
@@ -64,11 +64,17 @@ Pass `-c`.
 '''
 
 
-def sdist(version: str, n_ctx: int) -> bytes:
+#: The llama.cpp commit an sdist vendors, as llama-cpp-python's sdists say it: the submodule's detached HEAD.
+COMMIT = "0c1e57098bba43ac29e6e3b677cdceebdd22334f"
+
+
+def sdist(version: str, n_ctx: int, head: bytes | None = None) -> bytes:
     files = {"vendor/llama.cpp/common/common.h": COMMON_H % n_ctx,
              "vendor/llama.cpp/tools/server/server.cpp": b"int main() { return 0; }\n",
              "llama_cpp/server/app.py": b"# llama-cpp-python's own server: not llama.cpp's code\n",
              "common/common.h": b"// a file of the outer package at a path llama.cpp also has: never read\n"}
+    if head is not None:
+        files[".git/modules/vendor/llama.cpp/HEAD"] = head
     return make_sdist(files, top=f"llama_cpp_python-{version}")
 
 
@@ -96,7 +102,16 @@ def test_a_vendored_at_that_cannot_be_is_refused_with_its_line(kb_root, text, me
     (kb_root / "gotchas" / "engines.yaml").write_text(REGISTRY.replace("  vendored_at: vendor/llama.cpp\n", text))
     with pytest.raises(kb_module.KBError, match=message) as raised:
         kb_module.load(kb_root)
-    assert "engines.yaml:7" in str(raised.value)
+    assert "engines.yaml:6" in str(raised.value)
+
+
+def test_only_a_vendored_engine_goes_without_a_tag_pattern(kb_root):
+    (kb_root / "gotchas" / "engines.yaml").write_text(REGISTRY.replace("  vendored_at: vendor/llama.cpp\n", ""))
+    with pytest.raises(kb_module.KBError, match="missing \\['tag_pattern'\\]"):
+        kb_module.load(kb_root)
+    (kb_root / "gotchas" / "engines.yaml").write_text(REGISTRY)
+    vendored = kb_module.load(kb_root).engines["llama-cpp"]
+    assert vendored.tag("0.3.2") == "" and vendored.ref("0.3.2", COMMIT) == COMMIT and vendored.ref("0.3.2") == ""
 
 
 def test_verify_reads_the_vendored_code_from_the_index(vendored_kb, monkeypatch, tmp_path, capsys):
@@ -106,8 +121,10 @@ def test_verify_reads_the_vendored_code_from_the_index(vendored_kb, monkeypatch,
     with IndexServer() as index:
         index.add("llama-cpp-python", "llama_cpp_python-0.3.1.tar.gz", sdist("0.3.1", 512),
                   upload_time="2024-10-01T00:00:00Z")
-        index.add("llama-cpp-python", "llama_cpp_python-0.3.2.tar.gz", sdist("0.3.2", 4096),
+        index.add("llama-cpp-python", "llama_cpp_python-0.3.2.tar.gz", sdist("0.3.2", 4096, COMMIT.encode() + b"\n"),
                   upload_time="2024-11-01T00:00:00Z")
+        index.add("llama-cpp-python", "llama_cpp_python-0.3.3.tar.gz", sdist("0.3.3", 4096, b"ref: refs/heads/x\n"),
+                  upload_time="2024-12-01T00:00:00Z")
         monkeypatch.setenv("PIP_INDEX_URL", index.url)
         code, out, err = run_cli(capsys, "verify", "--engine", "llama-cpp")
     assert code == 1, out + err  # changed at 0.3.1, holds at 0.3.2: a status change
@@ -117,6 +134,22 @@ def test_verify_reads_the_vendored_code_from_the_index(vendored_kb, monkeypatch,
     assert checks["0.3.2"]["verdict"] == "holds" and checks["0.3.2"]["path"] == "common/common.h"
     assert checks["0.3.2"]["lines"] == [4, 4] and checks["0.3.2"]["symbol"] == "common_params.n_ctx"
     assert checks["0.3.1"]["verdict"] == "changed"
+    # The commit each release vendors, from its sdist; none where the archive does not name one.
+    assert data["releases"]["0.3.2"]["commit"] == COMMIT
+    assert "commit" not in data["releases"]["0.3.1"] and "commit" not in data["releases"]["0.3.3"]
+    # The site links the code of 0.3.2 at that commit, and gives 0.3.1 no link rather than a wrong one.
+    shutil.copytree(REPO / "site", vendored_kb / "site")
+    code, out, err = run_cli(capsys, "site", "--out", str(tmp_path / "site"))
+    assert code == 0, out + err
+    folder = tmp_path / "site" / "entries" / "config-llama-server-default-context"
+    at_each = (folder / "evidence.json").read_text()  # the entry page's lines and links at every release
+    assert f"https://github.com/ggml-org/llama.cpp/blob/{COMMIT}/common/common.h#L4" in at_each
+    assert at_each.count("ggml-org/llama.cpp/blob/") == 1
+    assert "ggml-org/llama.cpp/blob/" not in (folder / "index.html").read_text()  # the newest, 0.3.3: no commit
+    release = (tmp_path / "site" / "engines" / "llama-cpp" / "0.3.2" / "index.html").read_text()
+    assert COMMIT[:12] in release
+    older = (tmp_path / "site" / "engines" / "llama-cpp" / "0.3.1" / "index.html").read_text()
+    assert "ggml-org/llama.cpp/blob/" not in older and "ggml-org/llama.cpp/tree/" not in older
 
 
 def test_verify_reads_an_unpacked_sdist_through_the_same_mapping(vendored_kb, tmp_path, capsys):

@@ -121,7 +121,8 @@ def _name(value: str, kind: str, what: str, *at) -> None:
 _CHECK_TEXT = ("reason", "path", "symbol", "hint", "message", "check")
 _CHECK_KEYS = frozenset(("verdict", "form", "lines", "sha256", "values", *_CHECK_TEXT))
 _ENTRY_KEYS = {1: frozenset(("verdict", "checks")), 2: frozenset(("status", "checks"))}
-_RELEASE_KEYS = frozenset((*_RELEASE_META, "entries"))
+_RELEASE_KEYS = frozenset((*_RELEASE_META, "commit", "entries"))
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 _TOP_KEYS = frozenset(("engine", "format", "releases"))
 _SHA = re.compile(r"[0-9a-f]{1,64}")
 _VALUE_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
@@ -255,6 +256,10 @@ class _Decoder:
             if key in meta:
                 if value is not None and type(value) is not str:
                     raise _Malformed(f"must be text or null, not {_kind(value)}", key)
+                meta[key] = value
+            elif key == "commit":
+                if type(value) is not str or not _COMMIT.fullmatch(value):
+                    raise _Malformed("must be a commit id (40 lowercase hex digits)", key)
                 meta[key] = value
             elif key != "entries":
                 raise _Malformed(_unknown(_RELEASE_KEYS), key)

@@ -95,11 +95,13 @@ class ReleaseRecord:
     verified_at: str | None = None
     verifier: str | None = None
     entries: Mapping[str, EntryRecord] = field(default_factory=dict)
+    #: the engine's commit that the release holds, for a vendored engine (its code is named by it); else None
+    commit: str | None = None
 
     def same_content(self, other: ReleaseRecord) -> bool:
         """Equal in all but when and by what it was verified."""
-        return (self.date, self.identity, self.source, self.entries) == (
-            other.date, other.identity, other.source, other.entries)
+        return (self.date, self.identity, self.source, self.entries, self.commit) == (
+            other.date, other.identity, other.source, other.entries, other.commit)
 
 
 def status_of(version: str, checks: Mapping[str, CheckRecord], bounds: tuple) -> str:
@@ -138,13 +140,15 @@ class EngineLedger:
         return release.entries.get(entry) if release is not None else None
 
     def record(self, release: Release, results: list[CheckResult], source: str, verified_at: str,
-               verifier: str, bounds: Mapping[str, tuple] | None = None) -> bool:
+               verifier: str, bounds: Mapping[str, tuple] | None = None, commit: str | None = None) -> bool:
         """Put one release's results in; the entries verified replace what was there.
 
         `bounds` is (introduced, fixed) of every entry verified, by id: an entry
         of which no check applies at this release is recorded with no checks. Returns
         whether anything but timestamps changed. When nothing did, the release
-        keeps its old `verified_at`, so that re-running leaves no diff.
+        keeps its old `verified_at`, so that re-running leaves no diff. `commit` is the
+        engine's commit the release holds (a vendored engine); a run that could not
+        read it keeps the one recorded.
         """
         bounds = bounds or {}
         old = self.releases.get(release.version)
@@ -167,7 +171,8 @@ class EngineLedger:
                         for entry, checks in by_entry.items()}
             self._last = (key, recorded)
         entries.update(recorded)
-        record = ReleaseRecord(release.date, release.identity, source, verified_at, verifier, entries)
+        commit = commit or (old.commit if old is not None and old.identity == release.identity else None)
+        record = ReleaseRecord(release.date, release.identity, source, verified_at, verifier, entries, commit)
         if old is not None and old.same_content(record):
             return False
         self.releases[release.version] = record

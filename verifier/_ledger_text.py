@@ -7,6 +7,7 @@ Layout of `ledger/<engine>.json` (format 3):
      "releases": {"0.30.0": {
         "date": "2026-09-22", "identity": "sha256:...", "source": "pypi",
         "verified_at": "2026-11-29T07:00:00Z", "verifier": "0.4.0",
+        "commit": "<40 hex digits>",   (only a vendored engine: the engine's commit the release holds)
         "entries": {"<entry id>": {"status": "holds", "checks": {
             "<check id>": {"verdict": "holds", "form": 0, "path": "...", "lines": [1, 2], "symbol": "...",
                            "sha256": "<16 hex digits>", "check": "<fingerprint>",
@@ -53,6 +54,8 @@ def _dump(engine: str, releases: list[tuple[str, ReleaseRecord]]) -> str:
         lines.append(f"    {json.dumps(version)}: {{")
         for key in _RELEASE_META:
             lines.append(f"      {json.dumps(key)}: {json.dumps(getattr(record, key))},")
+        if record.commit is not None:  # only a vendored engine's releases have one: no line in the others
+            lines.append(f'      "commit": {json.dumps(record.commit)},')
         lines.append('      "entries": {')
         entries = sorted(record.entries.items())
         for ei, (entry, value) in enumerate(entries):

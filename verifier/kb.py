@@ -21,7 +21,7 @@ _ENGINE_FIELDS = {"name", "package", "repository", "tag_pattern", "archive_root"
 #: `env-registry` key: the files whose definitions of a variable come before other reads of it.
 SURFACE_KINDS = {"flags": "flag", "env": "env", "metrics": "metric", "requests": "request"}
 SURFACE_PRIMARY = "env-registry"
-_ENGINE_REQUIRED = {"name", "package", "repository", "tag_pattern"}
+_ENGINE_REQUIRED = {"name", "package", "repository"}  # and tag_pattern, unless vendored_at
 
 
 class KBError(Exception):
@@ -34,7 +34,9 @@ class Engine:
     name: str  # display name
     package: str  # name on the Python package index
     repository: str  # git URL
-    tag_pattern: str  # git tag of a release, `{version}` standing for the version
+    #: git tag of a release, `{version}` standing for the version; "" for a vendored engine, whose releases are
+    #: another project's and whose code is named by the commit each release vendors (the ledger's `commit`)
+    tag_pattern: str = ""
     archive_root: str = ""  # repository folder that release archives hold at their root (SGLang: python/)
     #: the folder of a release archive that holds the repository's whole tree, vendored into another project's
     #: package (llama.cpp in llama-cpp-python's sdists: vendor/llama.cpp/); the rest of the archive is not its code
@@ -49,9 +51,19 @@ class Engine:
         return dict(self.surface)
 
     def tag(self, version: str) -> str:
-        return self.tag_pattern.replace("{version}", version)
+        """The repository's tag of a release; "" when its releases have none (a vendored engine)."""
+        return self.tag_pattern.replace("{version}", version) if self.tag_pattern else ""
+
+    def ref(self, version: str, commit: str | None = None) -> str:
+        """What a link to the code of a release names: the commit it vendors (`commit`, from the ledger), else
+        its tag; "" when neither is known."""
+        if self.vendored_at:
+            return commit or ""
+        return self.tag(version)
 
     def version_of_tag(self, tag: str) -> str | None:
+        if not self.tag_pattern:
+            return None
         before, _, after = self.tag_pattern.partition("{version}")
         pattern = re.escape(before) + r"(?P<v>[0-9][0-9A-Za-z.+!-]*)" + re.escape(after)
         m = re.fullmatch(pattern, tag)
@@ -120,8 +132,10 @@ def load(root: str | os.PathLike) -> KB:
             raise KBError(f"{where}: engine {key!r}: unknown {sorted(unknown)}, missing {sorted(missing)}")
         surface, primary = _surface(node.value.pop("surface", None), where)
         values = {k: str(v.value) for k, v in node.value.items()}
-        if "{version}" not in values["tag_pattern"]:
+        if "tag_pattern" in values and "{version}" not in values["tag_pattern"]:
             raise KBError(f"{where}: engine {key!r}: tag_pattern must contain {{version}}")
+        if "tag_pattern" not in values and not values.get("vendored_at"):
+            raise KBError(f"{where}: engine {key!r}: missing ['tag_pattern'] (only a vendored engine has none)")
         root_folder = values.get("archive_root", "")
         if root_folder and not root_folder.endswith("/"):
             root_folder += "/"

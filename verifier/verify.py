@@ -171,7 +171,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     files those searches parse, for the next release, whose files are mostly the same.
 
     With `evidence` (a dict), the lines each verdict points at, with a few
-    around them, are put in it by "entry/check", for the site to show.
+    around them, are put in it by "entry/check", for the site to show, and the
+    commit the release holds (`commit`), when its snapshot names one.
 
     `memo` (a dict kept from release to release by the caller, for the same
     `pairs`) holds the last release's verdicts and what its files were; a
@@ -235,6 +236,9 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             if "checks" in evidence:
                 evidence["checks"].update(whole)
             evidence.setdefault("windows", {}).update(windows)
+            commit = snapshot.vendored_commit()  # a vendored engine's: what links to the release's code name
+            if commit:
+                evidence["commit"] = commit
         if surface is not None:
             surface(snapshot)
     finally:
@@ -441,7 +445,8 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                                        f"({results[0].verdict.message}); not recorded in the ledger")
                     continue
                 run.windows[release.version] = evidence.get("windows", {})
-                if engine_ledger.record(release, results, source_label, now, __version__, bounds):
+                if engine_ledger.record(release, results, source_label, now, __version__, bounds,
+                                        commit=evidence.get("commit")):
                     run.changed_releases.append(release.version)
     finally:
         helper.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import history
 from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED, Entry
 from . import evidence, words
-from .model import Site
+from .model import Site, short_ref
 from .safe import _json
 from .text import MAX_MARKDOWN, cut, render_sections
 from .words import VERDICT_TERMS, reason_anchor
@@ -122,7 +122,7 @@ def check_view(site: Site, entry: Entry, check, version: str | None = None) -> d
     return {
         "check": check, "form": form, "verdict": verdict, "version": version,
         "engine_name": site.engine_name(check.engine),
-        "tag": site.kb.engines[check.engine].tag(version) if version and check.engine in site.kb.engines else "",
+        "tag": short_ref(site.engines[check.engine].ref(version)) if version and check.engine in site.engines else "",
         "link": evidence.code_link(site, check.engine, version, verdict) if version else None,
         "reason_anchor": reason_anchor(verdict.reason, verdict.message) if verdict else "",
         "excerpt": evidence.excerpt(found, evidence.whole_scope(check, verdict)) if verdict else None,
@@ -176,8 +176,7 @@ def evidence_json(site: Site, entry: Entry) -> dict:
             at[version] = found
         engines[engine] = {"name": site.engine_name(engine), "shown": shown_release(site, entry, engine),
                            "versions": list(reversed(view.versions)), "at": at,
-                           "tags": {v: site.kb.engines[engine].tag(v) for v in view.versions}
-                           if engine in site.kb.engines else {}}
+                           "tags": {v: short_ref(view.ref(v)) for v in view.versions}}
     for check_id, found in distinct.items():
         checks[check_id]["windows"] = [list(lines) for lines in found]
     # the title and sections as they read at each release (prose bounds and values), each wording once

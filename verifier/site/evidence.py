@@ -110,22 +110,26 @@ def whole_scope(check: Check, verdict: CheckRecord | None) -> bool:
     return form.matcher == "absent"
 
 
-def permalink(engine: Engine, version: str, path: str, lines) -> str:
-    """Where a reader sees the code at a release (a link only when the repository is a web URL)."""
+def permalink(engine: Engine, ref: str, path: str, lines) -> str | None:
+    """Where a reader sees the code at a release, by what the release is named in the repository (`ref`: its
+    tag, or the commit a vendored engine's release holds; `EngineView.ref`); None when that is not known (a link
+    only when the repository is a web URL)."""
+    if not ref:
+        return None
     base = engine.repository.rstrip("/").removesuffix(".git")
     anchor = ""
     if lines:
         anchor = f"#L{lines[0]}" + (f"-L{lines[1]}" if lines[1] != lines[0] else "")
-    return f"{base}/blob/{_q(engine.tag(version))}/{_q(path, safe='/')}{anchor}"
+    return f"{base}/blob/{_q(ref)}/{_q(path, safe='/')}{anchor}"
 
 
 def code_link(site: Site, engine: str, version: str, verdict: CheckRecord | None) -> str | None:
     """The permalink of a verdict's place, only when its file exists in that release by the site's own
     verdicts (never for a `missing` file, an `error`, or a file no check found there)."""
     known = site.kb.engines.get(engine)
-    if verdict is None or known is None or not verdict.path:
+    if verdict is None or known is None or not verdict.path or engine not in site.engines:
         return None
     if verdict.path not in site.files_at(engine, version):
         return None
     lines = verdict.lines if verdict.verdict != MISSING else None
-    return permalink(known, version, verdict.path, lines)
+    return permalink(known, site.engines[engine].ref(version), verdict.path, lines)

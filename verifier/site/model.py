@@ -19,6 +19,11 @@ class SiteError(Exception):
     """No site can be built from this data, or into this folder; the message says why."""
 
 
+def short_ref(ref: str) -> str:
+    """A ref as a reader sees it: a commit id cut to 12 digits (unique in any repository this size), a tag as is."""
+    return ref[:12] if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else ref
+
+
 @dataclass
 class EngineView:
     engine: Engine
@@ -34,6 +39,16 @@ class EngineView:
     def latest(self) -> str | None:
         versions = self.versions
         return versions[-1] if versions else None
+
+    def commit(self, version: str) -> str | None:
+        """The engine's commit that a release holds, as the ledger records it (a vendored engine); else None."""
+        release = self.ledger.releases.get(version)
+        return release.commit if release is not None else None
+
+    def ref(self, version: str) -> str:
+        """What a link to a release's code names: its tag, or the commit a vendored engine's release holds
+        ("" when not recorded: no link)."""
+        return self.engine.ref(version, self.commit(version))
 
 
 @dataclass

@@ -9,6 +9,7 @@ from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED
 from . import evidence
 from .entry import conditions_view
 from .model import EngineView
+from .safe import web_url
 from .surface import has_surface
 from .text import section_html, summary
 from .words import reason_anchor
@@ -72,13 +73,22 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     clears = [item for item in table if item["cleared"]]
     context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
                "following": following, "sections": sections, "changed_since": changed_since, "table": table,
-               "tag": view.engine.tag(version), "surface": has_surface(view, version), "newest": newest,
+               "tag": view.ref(version), "commit": view.commit(version),
+               "commit_url": tree_url(view.engine, view.commit(version)), "surface": has_surface(view, version), "newest": newest,
                "clears": clears, "severities": [s for s in site.kb.severities
                                                 if any(i["entry"].severity == s for i in table)],
                "schemes": sorted({item["entry"].scheme for item in table})}
     b.pages.append(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
                         "release.html", context,
                         f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))
+
+
+def tree_url(engine, commit: str | None) -> str | None:
+    """The forge's page of the tree at a commit, when the repository is a web URL."""
+    if not commit:
+        return None
+    found = engine.repository.rstrip("/").removesuffix(".git") + "/tree/" + commit
+    return found if web_url(found) else None
 
 
 def _until(statuses: dict[str, str], later: list[str]) -> dict:

@@ -54,10 +54,11 @@ def shown_default(item: Item) -> tuple[int, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def blob(engine: Engine, version: str) -> str | None:
-    """The URL under which a release's files are, or None when the repository is no web URL."""
-    found = permalink(engine, version, "", None)
-    return found if web_url(found) else None
+def blob(engine: Engine, ref: str) -> str | None:
+    """The URL under which a release's files are (`ref`: `EngineView.ref`), or None when the repository is no web
+    URL or the release's ref is not known."""
+    found = permalink(engine, ref, "", None)
+    return found if found and web_url(found) else None
 
 
 @functools.cache  # emptied after each build (clear)
@@ -68,19 +69,19 @@ def _place(under: str | None, path: str, line: int) -> Markup:
     return _link(f"{under}{_q(path, safe='/')}" + (f"#L{line}" if line else ""), text)
 
 
-def place(engine: Engine, surface: Surface, path: str, line: int) -> Markup | None:
+def place(view: EngineView, surface: Surface, path: str, line: int) -> Markup | None:
     """`path:line`, linked to the line at that release when the surface was read from that file (the same
     permalink as evidence.permalink); None when there is no path. Cached: a release's places recur on its surface
     page and on every upgrade page that names it."""
     if not path:
         return None
-    return _place(blob(engine, surface.version) if path in surface.files else None, path, line)
+    return _place(blob(view.engine, view.ref(surface.version)) if path in surface.files else None, path, line)
 
 
-def default_place(engine: Engine, surface: Surface, item: Item) -> Markup | None:
+def default_place(view: EngineView, surface: Surface, item: Item) -> Markup | None:
     """Where the default is written, when that is not where the item is (a config class's field)."""
     path = getattr(item, "default_path", "")
-    return place(engine, surface, path, getattr(item, "default_line", 0)) if path else None
+    return place(view, surface, path, getattr(item, "default_line", 0)) if path else None
 
 
 def clear() -> None:
@@ -95,11 +96,11 @@ def clip(text: str, limit: int = MAX_HELP) -> str:
     return cut.rstrip(" ,.;:") + " …"
 
 
-def row(engine: Engine, surface: Surface, item: Item) -> dict:
+def row(view: EngineView, surface: Surface, item: Item) -> dict:
     mode, text = shown_default(item)
     return {"spellings": item.spellings(), "mode": mode, "default": text, "choices": item.choices,
-            "deprecated": item.deprecated, "where": place(engine, surface, item.path, item.line),
-            "default_where": default_place(engine, surface, item), "help": clip(item.help)}
+            "deprecated": item.deprecated, "where": place(view, surface, item.path, item.line),
+            "default_where": default_place(view, surface, item), "help": clip(item.help)}
 
 
 def build(b: Builder) -> None:
@@ -119,7 +120,7 @@ def _page(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     sections = []
     for kind in KINDS:
         title, anchor, name_header, default_header, words = KIND_VIEWS[kind]
-        rows = [row(engine, surface, item) for item in surface.of_kind(kind)]
+        rows = [row(view, surface, item) for item in surface.of_kind(kind)]
         sections.append({"kind": kind, "title": title, "anchor": anchor, "name_header": name_header,
                          "default_header": default_header, "words": words, "rows": rows})
     previous = previous if has_surface(view, previous) else None
@@ -127,7 +128,7 @@ def _page(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     context = {"key": key, "engine": engine, "version": version, "sections": sections, "previous": previous,
                "following": following, "newest": newest if newest != version else None,
                "total": sum(len(s["rows"]) for s in sections), "files": len(surface.files),
-               "max_help": MAX_HELP, "tag": engine.tag(version), "PLAIN": PLAIN, "COMPUTED": COMPUTED}
+               "max_help": MAX_HELP, "tag": view.ref(version), "PLAIN": PLAIN, "COMPUTED": COMPUTED}
     name = engine.name
     b.pages.append(Page(("engines", key, version, "surface", "index.html"), f"{name} {version}: release surface",
                         "surface.html", context,

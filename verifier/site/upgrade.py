@@ -87,8 +87,8 @@ def _side(view: EngineView, surface: Surface, item: Item | None, change: Change)
         return None
     mode, text = shown_default(item)
     return {"mode": mode, "default": text, "deprecated": item.deprecated,
-            "where": place(view.engine, surface, item.path, item.line),
-            "default_where": default_place(view.engine, surface, item),
+            "where": place(view, surface, item.path, item.line),
+            "default_where": default_place(view, surface, item),
             "spellings": item.spellings() if "aliases" in change.fields else None,
             "choices": item.choices if "choices" in change.fields else None}
 
@@ -251,7 +251,7 @@ def _release_json(site: Site, key: str, view: EngineView, version: str, surface:
                 row += [number[item.default_path], item.default_line]
             rows.append(row)
         rows.sort()
-        found.update(blob=blob(view.engine, version), files=paths, items=rows,
+        found.update(blob=blob(view.engine, view.ref(version)), files=paths, items=rows,
                      linked=[n for n, p in enumerate(paths) if p in where],
                      quoted={str(n): _q(p, safe="/") for n, p in enumerate(paths) if _q(p, safe="/") != p})
     entries = {}

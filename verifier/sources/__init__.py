@@ -69,6 +69,11 @@ class Snapshot:
         None when some file cannot be named so."""
         return None
 
+    def vendored_commit(self) -> str | None:
+        """The commit of the engine's repository that the release holds, when the release itself says so (a
+        vendored engine: the package's archive names the commit it ships); None otherwise."""
+        return None
+
     def close(self) -> None:
         """Let go of what the snapshot holds open (processes, files)."""
 

@@ -37,6 +37,7 @@ What is verified, by how the archive is read:
 from __future__ import annotations
 
 import queue
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
@@ -107,8 +108,9 @@ class PyPISource(Source):
     def _release(self, archive: ArchiveFile) -> Release:
         engine = self._engine
         forge = engine.repository.rstrip("/").removesuffix(".git")
+        ref = engine.tag(archive.version)  # a vendored engine's commit is known once its archive is read
         return Release(engine.key, archive.version, date=iso_date(archive.upload_time),
-                       identity=f"sha256:{archive.sha256}", url=f"{forge}/tree/{engine.tag(archive.version)}")
+                       identity=f"sha256:{archive.sha256}", url=f"{forge}/tree/{ref}" if ref else None)
 
     def listing(self) -> dict[Version, list[ArchiveFile]]:
         """The index's archive files of the package, by version (the index page is read once)."""
@@ -168,6 +170,28 @@ class PyPISnapshot(Snapshot):
         sha = self._digests.get(member)
         return f"sha256:{sha}" if sha else None
 
+    def vendored_commit(self) -> str | None:
+        """The commit a vendored engine's release holds, read from the archive itself: the submodule's HEAD
+        that the package's sdist ships (`.git/modules/<vendored_at>HEAD`, a shallow clone's detached head).
+        None for an engine that is not vendored, an archive without it, or a HEAD that is not a commit id."""
+        member = self._head_member()
+        if member is None:
+            return None
+        try:
+            if self._unread({member}):
+                self._fetch({member})
+        except SourceUnavailable:
+            return None
+        data = self._contents.get(member)
+        if data is None and member in self._digests:
+            data = self._reader.stored(self._digests[member])
+        text = data.decode("ascii", "replace").strip() if data is not None and len(data) <= 100 else ""
+        return text.lower() if re.fullmatch(r"[0-9a-fA-F]{40}", text) else None
+
+    def _head_member(self) -> str | None:
+        vendored = self._engine.vendored_at
+        return f".git/modules/{vendored}HEAD" if vendored else None
+
     def paths(self) -> list[str]:
         """The repository path of every plain file the archive holds."""
         if self._names is None:
@@ -220,6 +244,9 @@ class PyPISnapshot(Snapshot):
             if member is not None:
                 wanted[member] = path
         missing = self._unread(set(wanted))
+        head = self._head_member()
+        if missing and head is not None:
+            missing |= self._unread({head})  # the vendored commit, read in the same pass (`vendored_commit`)
         if missing:
             if self._failure is not None:
                 raise self._failure
@@ -250,6 +277,9 @@ class PyPISnapshot(Snapshot):
                 worker.join()
                 raise item
             member, data = item
+            if member not in wanted:  # read for the snapshot itself (`vendored_commit`), not asked for
+                self._contents.setdefault(member, data)
+                continue
             if self._contents.setdefault(member, data) is data and member not in handed:
                 handed[member] = data
                 yield wanted[member]  # an interruption here (Ctrl-C) leaves the daemon thread to the exit
