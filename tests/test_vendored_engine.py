@@ -148,6 +148,8 @@ def test_verify_reads_the_vendored_code_from_the_index(vendored_kb, monkeypatch,
     assert "ggml-org/llama.cpp/blob/" not in (folder / "index.html").read_text()  # the newest, 0.3.3: no commit
     release = (tmp_path / "site" / "engines" / "llama-cpp" / "0.3.2" / "index.html").read_text()
     assert COMMIT[:12] in release
+    listing = (tmp_path / "site" / "engines" / "llama-cpp" / "index.html").read_text()
+    assert f"<code>{COMMIT[:12]}</code>" in listing and "llama.cpp commit</th>" in listing
     older = (tmp_path / "site" / "engines" / "llama-cpp" / "0.3.1" / "index.html").read_text()
     assert "ggml-org/llama.cpp/blob/" not in older and "ggml-org/llama.cpp/tree/" not in older
 

@@ -72,7 +72,7 @@ def _engines(b: Builder) -> None:
         for i, version in enumerate(versions):
             record = view.ledger.releases[version]
             counts = {s: sum(1 for e in record.entries.values() if e.status == s) for s in STATUSES}
-            rows.append({"version": version, "date": record.date, "counts": counts})
+            rows.append({"version": version, "date": record.date, "counts": counts, "commit": record.commit})
             release.build(b, key, view, version, versions[i - 1] if i else None,
                           versions[i + 1] if i + 1 < len(versions) else None)
         b.pages.append(Page(("engines", key, "index.html"), f"{view.engine.name} releases", "releases.html",
