@@ -221,3 +221,25 @@ def test_follow_restores_the_moves_vllm_0_33_0_made(kb):
     finally:
         reader.close()
     assert moves >= 15 and restored / moves >= 0.9, (restored, moves)
+
+
+# --- llama.cpp, vendored in llama-cpp-python's sdists (#30) ------------------------------------------------------
+
+@pytest.mark.parametrize("version, commit", [
+    # The gitlinks of llama-cpp-python's own tags v0.3.0 and v0.3.17 (`git ls-tree vX vendor/llama.cpp`): an
+    # independent record of what each release vendors.
+    ("0.3.0", "ea9c32be71b91b42ecc538bd902e93cbb5fb36cb"),
+    ("0.3.17", "49bfddeca18e62fa3d39114a23e9fcbdf8a22388"),
+])
+def test_a_llama_cpp_release_names_the_commit_its_tag_vendors(kb, version, commit):
+    source = PyPISource(kb.engines["llama-cpp"])
+    snapshot = source.open(release(source, version))
+    try:
+        assert snapshot.vendored_commit() == commit
+        assert snapshot.read("common/arg.cpp") is not None  # llama.cpp's own path, under vendor/llama.cpp/
+        paths = snapshot.paths()  # llama.cpp's own tree (it has a vendor/ folder of its own), not the outer package's
+        assert "tools/server/server.cpp" in paths or "examples/server/server.cpp" in paths
+        assert not any(p.startswith(("llama_cpp/", "vendor/llama.cpp/")) for p in paths)  # llama_cpp/: the outer one
+    finally:
+        snapshot.close()
+        source.close()
