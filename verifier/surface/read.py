@@ -8,9 +8,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .extract import EXTRACTOR, extract
-from .model import KINDS
+from ..model import language_of
+from . import extract as extract_python
+from . import extract_cpp
+from .extract import EXTRACTOR
+from .model import KINDS, Item
 from .store import ReleaseSurface, fingerprint
+
+#: The extractor of each language a surface is read from (verifier.model.language_of); other files are not read.
+EXTRACTORS = {"python": extract_python.extract, "cpp": extract_cpp.extract}
 
 
 @functools.lru_cache(maxsize=256)
@@ -51,11 +57,11 @@ class SurfaceSpec:
         return sorted({p for _, patterns in self.patterns for p in patterns if "*" not in p})
 
     def select(self, paths: Iterable[str]) -> dict[str, list[str]]:
-        """Kind -> the paths (of `paths`) its patterns match."""
-        paths = list(paths)
+        """Kind -> the paths (of `paths`) its patterns match, of a language an extractor reads."""
+        paths = [p for p in paths if language_of(p) in EXTRACTORS]
         chosen: dict[str, list[str]] = {}
         for kind, patterns in self.patterns:
-            chosen[kind] = sorted({p for p in paths if p.endswith(".py") and any(matches(q, p) for q in patterns)})
+            chosen[kind] = sorted({p for p in paths if any(matches(q, p) for q in patterns)})
         return chosen
 
 
@@ -77,11 +83,24 @@ def read_surface(snapshot, spec: SurfaceSpec, release, now: str, verifier: str,
     if memo is not None and memo.get("fingerprint") == key:
         items = list(memo["items"])
     else:
-        by_kind = {kind: {p: contents[p] for p in chosen.get(kind, []) if p in contents} for kind in KINDS}
-        items = extract(by_kind, [p for p in spec.primary if p in contents])
+        items = extract(chosen, contents, [p for p in spec.primary if p in contents])
         if memo is not None:
             memo.update(fingerprint=key, items=items)
     # Kept: the files that define an item (its place), not every file the patterns chose (most define none).
     defining = {i.path for i in items} | {i.default_path for i in items if i.default_path}
     return ReleaseSurface(release.version, release.identity or "", now, verifier,
                           {p: shas[p] for p in sorted(defining) if p in shas}, items, EXTRACTOR, (len(shas), key))
+
+
+def extract(chosen: dict[str, list[str]], contents: dict[str, bytes], primary: list[str]) -> list[Item]:
+    """The items of the files read, each file given to the extractor of its language; one release may have both
+    (an item defined in both keeps the first language's, Python's)."""
+    found: dict[tuple[str, str], Item] = {}
+    for language, extractor in EXTRACTORS.items():
+        by_kind = {kind: {p: contents[p] for p in chosen.get(kind, []) if p in contents and language_of(p) == language}
+                   for kind in KINDS}
+        if not any(by_kind.values()):
+            continue
+        for item in extractor(by_kind, [p for p in primary if language_of(p) == language]):
+            found.setdefault(item.key, item)
+    return sorted(found.values(), key=lambda i: (i.kind, i.name))
