@@ -431,6 +431,19 @@ def test_results_take_the_focus_and_problems_are_announced(page, base_url):
     assert status.get_attribute("role") == "status" and "Give the engine version" in status.inner_text()
 
 
+def test_a_llama_server_line_is_sent_to_the_cli_not_misread(page, base_url):
+    """The box has no port of llama-server's per-release flag declarations: it says where such a line is read,
+    instead of reading `-c 8192` the way a vLLM line would be."""
+    page.goto(base_url)
+    page.get_by_label("Serve command line").fill("./build/bin/llama-server -m model.gguf -c 8192 --parallel 4")
+    page.get_by_label("Engine version").fill("0.3.16")
+    page.get_by_role("button", name="List the gotchas that bite it").click()
+    page.wait_for_function("() => document.getElementById('audit-status').classList.contains('audit-problem')")
+    text = page.locator("#audit-status").inner_text()
+    assert "a llama-server line is read by `gotchas audit --serve`" in text
+    assert page.locator("#audit-result").get_attribute("hidden") is not None
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_no_accessibility_violations_with_results_shown(browser, base_url, width, scheme):

@@ -1,7 +1,8 @@
 """`gotchas audit`: which gotchas bite a deployment, from its engine versions and settings (the pip-audit model).
 
 The KB comes compiled (`compiled.py`): packaged with the wheel, or from a checkout. For each engine version a
-deployment runs, the nearest tracked release stands in for it (with a note when it is not that release), and
+deployment runs, the nearest tracked release stands in for it (with a note when it is not that release; a llama.cpp
+build, `b4763`, is the release whose vendored commit or recorded build number it matches: `stand_in`), and
 each entry's status there decides: `holds` bites, `unverified` is listed as such, `not-affected` and `changed`
 are not listed. Then the entry's conditions (`when`) of that engine that apply at that release: a deployment's
 settings (a serve command line, a start-up log) decide them; a setting it does not give takes the condition's
@@ -18,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from . import __version__
 from .compiled import condition_from_json, text_at
-from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key
+from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key, is_build, release_for
 from .model import (
     CHANGED,
     COMPUTED,
@@ -36,6 +37,7 @@ GROUPS = (BITES, ONLY_IF, UNVERIFIED)
 FORMATS = ("text", "json", "markdown", "sarif")
 
 MET, NOT_MET, UNDECIDED = "met", "not met", "undecided"
+LLAMA_CPP = "llama-cpp"  # the engine whose versions may be builds, and whose parser is not argparse
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,39 @@ def nearest_release(version: str, tracked: list[str]) -> tuple[str | None, str |
     return chosen, f"{why}: audited as {chosen}, the nearest tracked release before it"
 
 
+def stand_in(kb: dict, item: Installed) -> tuple[str | None, str | None]:
+    """The tracked release audited for an engine version, and the note that says how it was chosen: the nearest
+    release (`nearest_release`), or for a llama.cpp build (`b4763`, a logged commit) the release its commit or
+    build number stands for (`deployment.release_for`, from the KB checkout's data: `kb["vendored"]`)."""
+    releases = kb["engines"][item.engine]["releases"]
+    if item.engine == LLAMA_CPP and (item.commit or is_build(item.version)):
+        return release_for(kb.get("vendored", {}).get(item.engine), releases, item.version, item.commit)
+    release, note = nearest_release(item.version, releases)
+    vendored = kb.get("vendored", {}).get(item.engine) or {}
+    commit = vendored.get("commits", {}).get(release or "")
+    if commit and note is None:  # the version is a llama-cpp-python release: what it holds is a llama.cpp commit
+        build = vendored.get("builds", {}).get(release, {}).get("build")
+        note = (f"{release} is llama-cpp-python {release}, which vendors llama.cpp commit {commit[:9]}"
+                + (f" (build {build})" if build else "") + "; the entries are about llama-server built from it")
+    return release, note
+
+
+
+def resolve(kb: dict, engine: str, release: str, settings: Settings | None) -> Settings | None:
+    """The settings as the release reads them: llama-server's arguments read again by the release's own flag
+    declarations; argparse's unique prefixes written out (vLLM, SGLang)."""
+    if settings is not None and settings.argv is not None and engine == LLAMA_CPP:
+        from .deployment import Grammar, for_release
+
+        records = (kb.get("vendored", {}).get(engine) or {}).get("grammars", {}).get(release)
+        grammar = None
+        if records is not None:
+            cache = kb.setdefault("_grammars", {})
+            grammar = cache.get((engine, release)) or cache.setdefault((engine, release), Grammar.of(release, records))
+        return for_release(settings, grammar, release)
+    return unabbreviated(kb, engine, release, settings)
+
+
 def decide(condition: Condition, release: str, confirmed: set[str], settings: Settings | None,
            defaults: dict | None = None) -> tuple[str, str]:
     """Whether a deployment meets a condition at a release: (MET | NOT_MET | UNDECIDED, what it depends on).
@@ -240,8 +275,8 @@ def unabbreviated(kb: dict, engine: str, release: str, settings: Settings | None
     """The settings with each flag the release does not know by that spelling, but that is the start of exactly
     one of its spellings, written out: both engines' parsers are argparse's, which takes a unique prefix
     (`--speculative-algo` for `--speculative-algorithm`). Needs the release's recorded surface."""
-    if settings is None:
-        return None
+    if settings is None or engine == LLAMA_CPP:  # llama.cpp looks an argument up by its exact spelling
+        return settings
     surface = kb.get("surface", {}).get(engine) or {}
     releases = kb["engines"][engine]["releases"]
     if release not in releases or not _within(surface.get("recorded", []), releases.index(release)):
@@ -265,7 +300,9 @@ def listed(kb: dict, engine: str, release: str, settings: Settings | None, ignor
     """What an audit lists of one engine at one release with the given settings: (listed, dropped, changed,
     ignored): listed is (entry, group, words) in the KB's order; dropped (entry id, reason); changed and ignored
     are entry ids."""
-    settings = unabbreviated(kb, engine, release, settings)
+    settings = resolve(kb, engine, release, settings)
+    if settings is not None and not settings.has_flags:  # a source that says nothing of the flags decides nothing
+        settings = None
     found, dropped, changed, ignored = [], [], [], []
     for entry in kb["entries"]:
         status = entry["statuses"].get(engine, {}).get(release)
@@ -314,9 +351,9 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     # One version read in several places (a pyproject.toml pin and the Dockerfile's image) is audited once, with
     # the settings of the place that declares some (the container that runs it); two containers that run it with
     # their own settings (two launch scripts) are two deployments, each audited.
-    with_settings = {(i.engine, i.version, i.specifier) for i in installed if i.settings is not None}
+    with_settings = {(i.engine, i.version, i.specifier, i.commit) for i in installed if i.settings is not None}
     for item in installed:
-        key = (item.engine, item.version, item.specifier)
+        key = (item.engine, item.version, item.specifier, item.commit)
         if item.settings is None and key in with_settings:
             continue
         if item.engine not in kb["engines"] or (key, id(item.settings)) in seen:
@@ -327,7 +364,7 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
         if item.specifier is not None:
             _audit_range(kb, item, given, ignore, result)
             continue
-        release, note = nearest_release(item.version, engine["releases"])
+        release, note = stand_in(kb, item)
         target = Target(item, release, note, (release,) if release else ())
         result.targets.append(target)
         if note:
@@ -358,9 +395,9 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     for target in result.targets:
         given = target.installed.settings or settings.get(target.installed.engine)
         if given is not None and target.release is not None:
-            full = unabbreviated(kb, target.installed.engine, target.release, given)
+            full = resolve(kb, target.installed.engine, target.release, given)
             result.notes.extend(unknown_settings(kb, target.installed.engine, target.release, full))
-            result.notes.extend(n for n in given.notes if n not in result.notes)
+            result.notes.extend(n for n in full.notes if n not in result.notes)
     for key, given in settings.items():
         result.notes.extend(n for n in given.notes if n not in result.notes)
         if not any(t.installed.engine == key for t in result.targets):
@@ -437,21 +474,23 @@ def unknown_settings(kb: dict, engine: str, release: str, settings: Settings) ->
         return []
     index = releases.index(release)
     name = kb["engines"][engine]["name"]
-    prefixes = {"vllm": ("VLLM_",), "sglang": ("SGLANG_", "SGL_")}.get(engine, (engine.upper() + "_",))
+    prefixes = {"vllm": ("VLLM_",), "sglang": ("SGLANG_", "SGL_"), LLAMA_CPP: ("LLAMA_ARG_",)}.get(
+        engine, (engine.upper() + "_",))
     notes = []
     for key in settings.flags:
-        if key in ("model", "model_tag") or key.startswith("no_") and key[3:] in settings.flags:
+        if key in ("model", "model_tag") or key.startswith("no_") and key[3:] in settings.flags \
+                or key in settings.implied:
             continue
         runs = surface.get("flags", {}).get(key)
         if runs is None or not _within(runs, index):
-            spelt = "--" + key.replace("_", "-")
+            spelt = _spelt(settings, key)
             where = _where_else(runs, releases)
             notes.append(f"{settings.origin}: {spelt} is not a flag of {name} {release}{where}")
             continue
         value = settings.flags[key]
         allowed = next((c for r, c in surface.get("choices", {}).get(key, []) if _within(r, index)), None)
         if allowed and isinstance(value, str) and "$" not in value and value not in allowed:
-            notes.append(f"{settings.origin}: --{key.replace('_', '-')} {value} is not one of its choices in {name} "
+            notes.append(f"{settings.origin}: {_spelt(settings, key)} {value} is not one of its choices in {name} "
                          f"{release} ({', '.join(allowed)}): the engine refuses to start")
     for variable in settings.env:
         if not variable.startswith(prefixes):
@@ -460,6 +499,14 @@ def unknown_settings(kb: dict, engine: str, release: str, settings: Settings) ->
         if runs is None or not _within(runs, index):
             notes.append(f"{settings.origin}: {name} {release} does not read {variable}{_where_else(runs, releases)}")
     return notes
+
+
+def _spelt(settings: Settings, key: str) -> str:
+    """A flag's key as it is written on a command line: `--max-model-len`; for llama-server, as the line wrote it
+    (`-np`: its short flags are flags of their own spelling)."""
+    if settings.engine == LLAMA_CPP and key in settings.written:
+        return settings.written[key]
+    return "--" + key.replace("_", "-")
 
 
 def _where_else(runs: list | None, releases: list[str]) -> str:

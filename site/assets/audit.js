@@ -265,7 +265,11 @@
   function DeploymentError(message) { this.message = message; }
 
   // _settings.flag_key
-  var flagKey = function (name) { return name.replace(/^-+/, "").replace(/-/g, "_").toLowerCase(); };
+  var flagKey = function (name) {
+    // a short flag keeps its case: llama.cpp's -c (--ctx-size) and -C (--cpu-mask) are two flags
+    if (/^-[A-Za-z]/.test(name)) return name.slice(1).replace(/-/g, "_");
+    return name.replace(/^-+/, "").replace(/-/g, "_").toLowerCase();
+  };
 
   // _settings.Settings: flags and env are Maps (a dict's order, and no key is a property of Object.prototype)
   function Settings(engine, origin, fields) {
@@ -371,6 +375,12 @@
         var eq = token.indexOf("=");
         env.set(token.slice(0, eq), token.slice(eq + 1));
       }
+    }
+    // Not ported: _llama (llama-server's flags are read against each release's own declarations, which this
+    // box's data does not carry); the CLI reads such a line.
+    if (tokens.some(function (t) { return /(^|[\\/])llama-server(\.exe)?$/i.test(t); })) {
+      throw new DeploymentError(origin + ": a llama-server line is read by `gotchas audit --serve` (which of its flags " +
+        "take a value is each release's own declaration); this box reads vLLM and SGLang lines");
     }
     var found = programOf(tokens), engine = found[0], start = found[1];
     if (engine === null) {

@@ -236,18 +236,21 @@ def build_parser() -> argparse.ArgumentParser:
                             "files, Kubernetes/KServe manifests and Helm values, shell scripts, start-up logs, "
                             "collect_env or pip list pastes; a folder is searched for them")
     audit.add_argument("--engine", dest="engines", action="append", default=[], metavar="ENGINE==VERSION",
-                       help="audit this engine version (repeatable), e.g. vllm==0.10.0")
+                       help="audit this engine version (repeatable), e.g. vllm==0.10.0; a llama.cpp build by its "
+                            "number (llama-cpp==b4763, or b4763-f777a73e with its commit) is audited as the release "
+                            "its commit or recorded build number stands for")
     audit.add_argument("--python", metavar="PATH", help="audit the engines installed in another environment, by its "
                                                         "interpreter (it is run to print their versions)")
     audit.add_argument("-r", "--requirements", action="append", default=[], metavar="FILE",
                        help="audit the engines pinned in FILE: requirements or pip freeze output, or a lock file "
                             "named uv.lock, poetry.lock or pylock.toml (repeatable)")
     audit.add_argument("--serve", action="append", default=[], metavar="COMMAND",
-                       help="the serve command line, e.g. \"vllm serve MODEL --scheduling-policy priority\" "
-                            "(one per engine)")
+                       help="the serve command line, e.g. \"vllm serve MODEL --scheduling-policy priority\" or "
+                            "\"llama-server -m model.gguf -c 8192 --parallel 4\" (one per engine)")
     audit.add_argument("--serve-log", action="append", default=[], metavar="FILE",
                        help="a server's start-up log: vLLM's 'non-default args: {...}' or SGLang's "
-                            "'server_args=ServerArgs(...)' line (one per engine)")
+                            "'server_args=ServerArgs(...)' line, or llama.cpp's 'build: N (commit)' line, which "
+                            "gives its build and no flags (one per engine)")
     audit.add_argument("--kb", metavar="DIR", help="read the entries and ledger of this checkout instead of the "
                                                    "knowledge base the installation ships")
     audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="do not report this entry "

@@ -68,10 +68,12 @@ def run_schema(args) -> int:
 def run_audit(args) -> int:
     from .. import audit, compiled, deployment
 
+    root = None
     try:
         if args.kb:
             if kb_module.find_root(args.kb) != Path(args.kb).resolve():
                 raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
+            root = Path(args.kb)
             data = compiled.compile_kb(args.kb)
         else:
             data = compiled.load_packaged()
@@ -82,7 +84,12 @@ def run_audit(args) -> int:
                           file=sys.stderr)
                     return EXIT_ERROR
                 data = compiled.compile_kb(root)
+        if root is not None and "llama-cpp" in data["engines"]:  # its builds and flag declarations: the checkout's
+            data["vendored"] = {"llama-cpp": deployment.kb_data(root, data["engines"]["llama-cpp"]["releases"])}
     except compiled.CompiledKBError as exc:
+        print(f"gotchas: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except deployment.BuildsError as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
     packages = {key: engine["package"] for key, engine in data["engines"].items()}
@@ -108,6 +115,9 @@ def run_audit(args) -> int:
             given += [i.settings for i in container.installed if i.settings is not None] + container.settings
             from_images += container.installed
         for found in given:
+            if not found.has_flags:  # a llama.cpp log: its build (below), and no flags to decide a condition
+                notes.extend(n for n in found.notes if n not in notes)
+                continue
             if found.engine in settings:
                 raise UsageError(f"{found.origin}: a second set of {found.engine} settings "
                                  f"(after {settings[found.engine].origin}); audit one deployment at a time")
@@ -128,7 +138,8 @@ def run_audit(args) -> int:
             loose.extend(found.settings)
         installed = deployment.one_per_serve_line(installed, loose, settings, notes)
         if not (args.engines or args.python or args.requirements or args.files or from_images):
-            logged = [deployment.Installed(s.engine, s.version, s.origin) for s in given if s.version]
+            logged = [deployment.Installed(s.engine, s.version or "unknown", s.origin, commit=s.commit)
+                      for s in given if s.version or s.commit]
             installed = logged or deployment.from_environment(packages)
     except deployment.DeploymentError as exc:
         raise UsageError(str(exc)) from None

@@ -2,14 +2,16 @@
 and KServe manifests and Helm values, shell scripts and `docker run` command lines.
 
 An engine's official image (`vllm/vllm-openai:v0.14.0`, `lmsysorg/sglang:v0.4.6.post1-cu124`) gives the version
-by its tag; `pip install vllm==X` in a Dockerfile's RUN gives it too. The serve command (a Dockerfile's
-ENTRYPOINT and CMD, a service's `command`, a container's `command` and `args`, a script's `vllm serve` line, what
-follows the image in `docker run`) gives the flags; the environment (`ENV`, `environment:`, `env:`, `-e`) gives
-the variables. Nothing is run: variables are expanded only from the file's own ARG, ENV and assignments, and a
+by its tag, llama.cpp's (`ghcr.io/ggml-org/llama.cpp:server-cuda-b4763`) its build; `pip install vllm==X` in a
+Dockerfile's RUN gives it too. The serve command (a Dockerfile's ENTRYPOINT and CMD, a service's `command`, a
+container's `command` and `args`, a script's `vllm serve` or `llama-server` line, what follows the image in
+`docker run`) gives the flags; the environment (`ENV`, `environment:`, `env:`, `-e`, and a llama.cpp server
+image's own `LLAMA_ARG_HOST`) gives the variables. Nothing is run: variables are expanded only from the file's own ARG, ENV and assignments, and a
 value still holding `$` is a setting audit cannot compare (UNKNOWN).
 
 The images are named here, not in the engine registry, because only audit reads them; each engine's image runs
-its serve entrypoint, so arguments after a vLLM image are vLLM flags."""
+its serve entrypoint, so arguments after a vLLM image are vLLM flags; a llama.cpp image's entrypoint is its tag's
+kind's (server: llama-server; full: tools.sh, which runs llama-server for `--server`; light: llama-cli)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,14 @@ from ._settings import UNKNOWN, Settings, parse_tokens, program_of
 from ._versions import Installed, _by_package, requirement_found
 
 #: engine key -> its official images (repository paths, without a registry host).
-IMAGES = {"vllm": ("vllm/vllm-openai", "vllm/vllm-openai-rocm", "vllm/vllm-tpu"), "sglang": ("lmsysorg/sglang",)}
+IMAGES = {"vllm": ("vllm/vllm-openai", "vllm/vllm-openai-rocm", "vllm/vllm-tpu"), "sglang": ("lmsysorg/sglang",),
+          "llama-cpp": ("ggml-org/llama.cpp", "ggerganov/llama.cpp")}
+#: llama.cpp's images are tagged KIND[-VARIANT][-bBUILD] (.github/workflows/docker.yml: `server`, `server-cuda`,
+#: `server-cuda-b4763`, `full-vulkan`); each kind's entrypoint (.devops/*.Dockerfile), and the variable the server
+#: and full images set (`ENV LLAMA_ARG_HOST=0.0.0.0`, in every sampled release from 0.3.0 to 0.3.36).
+_LLAMA_TAG = re.compile(r"(?P<kind>server|full|light)(?P<rest>(?:-[A-Za-z0-9._]+)*)")
+_LLAMA_ENTRYPOINTS = {"server": ["/app/llama-server"], "full": ["/app/tools.sh"], "light": ["/app/llama-cli"]}
+_LLAMA_IMAGE_ENV = {"LLAMA_ARG_HOST": "0.0.0.0"}
 _TAG_VERSION = re.compile(r"v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+|(?:a|b|rc)\d+)?)(?:[-_+].*)?")
 
 
@@ -61,10 +70,68 @@ def image_engine(reference: str) -> tuple[str | None, str | None, str | None]:
     return None, tag, digest
 
 
+def llama_tag(tag: str | None) -> tuple[str | None, str | None]:
+    """(kind, build) of a llama.cpp image tag: `server-cuda-b4763` is ("server", "b4763"); `server` is ("server",
+    None); a tag of no kind is (None, None)."""
+    match = _LLAMA_TAG.fullmatch(tag or "")
+    if match is None:
+        return None, None
+    parts = [p for p in match.group("rest").split("-") if p]
+    build = parts[-1] if parts and re.fullmatch(r"b\d+", parts[-1]) else None
+    return match.group("kind"), build
+
+
+def _llama_image_version(tag: str | None, digest: str | None, where: str, path: Path | None, line: int | None,
+                         notes: list[str], newest: dict[str, str]) -> Installed | None:
+    """The llama.cpp build an image tag names (`server-b4763`: build 4763, which audit maps to a release); a tag of
+    a kind but no build is whatever was newest when pulled (the newest tracked release, with a note)."""
+    kind, build = llama_tag(tag)
+    if kind is None:
+        notes.append(f"{where}: the llama.cpp image tag {tag!r} is none of ggml-org's (server, full or light, then "
+                     "the backend and the build: server-cuda-b4763)" + (" (pinned by digest only)" if digest else "")
+                     + "; not audited")
+        return None
+    if kind == "light":
+        notes.append(f"{where}: the light image runs llama-cli, not llama-server; not audited")
+        return None
+    if build is not None:
+        return Installed("llama-cpp", build, where, str(path) if path else None, line)
+    if "llama-cpp" not in newest:
+        return None
+    notes.append(f"{where}: the tag {tag} names no build: the image is whatever was newest when it was pulled; "
+                 f"audited as the newest tracked release, {newest['llama-cpp']}; pin a build tag ({tag}-bNNNN) to "
+                 "audit what runs")
+    return Installed("llama-cpp", newest["llama-cpp"], where, str(path) if path else None, line)
+
+
+def image_entry(engine: str | None, tag: str | None) -> list[str] | None:
+    """The entrypoint of an engine image that is not its flags alone (llama.cpp's, by the tag's kind); None for the
+    others (what follows a vLLM or SGLang image is its serve program's flags)."""
+    if engine != "llama-cpp":
+        return None
+    kind, _ = llama_tag(tag)
+    return list(_LLAMA_ENTRYPOINTS.get(kind or "", [])) or None
+
+
+def image_env(engine: str | None, tag: str | None, env: dict[str, str], where: str,
+              notes: list[str] | None) -> dict[str, str]:
+    """The environment a container of the image runs with: the image's own variables (llama.cpp's server and full
+    images set LLAMA_ARG_HOST=0.0.0.0), then the container's."""
+    if engine != "llama-cpp" or llama_tag(tag)[0] not in ("server", "full"):
+        return env
+    if "LLAMA_ARG_HOST" not in env and notes is not None:
+        notes.append(f"{where}: the image sets LLAMA_ARG_HOST=0.0.0.0 (.devops/*.Dockerfile): llama-server listens on "
+                     "every interface unless --host says otherwise")
+    return {**_LLAMA_IMAGE_ENV, **env}
+
+
 def image_version(engine: str, tag: str | None, digest: str | None, where: str, path: Path | None,
                   line: int | None, notes: list[str], newest: dict[str, str]) -> Installed | None:
     """The engine version an image tag names: `v0.14.0`, `v0.4.6.post1-cu124`; `latest` (or no tag) is the newest
-    tracked release, with a note; a digest alone or another tag is a note."""
+    tracked release, with a note; a digest alone or another tag is a note. A llama.cpp image names a build
+    (`server-cuda-b4763`)."""
+    if engine == "llama-cpp":
+        return _llama_image_version(tag, digest, where, path, line, notes, newest)
     if tag is None or tag == "latest":
         shown = "no tag" if tag is None else "the tag latest"
         if engine in newest:
@@ -99,6 +166,7 @@ def expand(text: str, known: dict[str, str]) -> str:
 
 def _unknown_values(settings: Settings) -> Settings:
     """A value that still names a variable cannot be compared: it is UNKNOWN."""
+    settings.unread_variables = True
     for key, value in list(settings.flags.items()):
         if isinstance(value, str) and "$" in value:
             settings.flags[key] = UNKNOWN
@@ -134,7 +202,22 @@ def command_settings(tokens: list[str], where: str, image_engine_key: str | None
     return _unknown_values(settings)
 
 
-_SERVE_HINT = re.compile(r"vllm(\s+serve\b|\.entrypoints)|sglang(\.launch_server|\s+serve\b)|docker\s+run\b")
+def _image_command(engine: str | None, tag: str | None, tokens: list[str], image_serves: bool, where: str,
+                   env: dict[str, str], notes: list[str] | None) -> Settings | None:
+    """The settings of a container of an engine image: its command after the image's entrypoint (when the
+    container keeps it), read as `command_settings` reads a command, in the image's environment and the
+    container's; a llama.cpp server image with no command still runs llama-server."""
+    entry = image_entry(engine, tag) if image_serves else None
+    env = image_env(engine, tag, env, where, notes)  # the image's ENV, whatever command the container runs
+    if entry is not None:
+        return command_settings(entry + tokens, where, None, env)
+    if tokens:
+        return command_settings(tokens, where, engine if image_serves else None, env)
+    return Settings(engine, where, env=env) if env and engine else None
+
+
+_SERVE_HINT = re.compile(r"vllm(\s+serve\b|\.entrypoints)|sglang(\.launch_server|\s+serve\b)|docker\s+run\b|"
+                         r"llama-server\b")
 _DOCKER_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "--init", "-P",
                  "--publish-all", "--read-only", "--no-healthcheck", "--oom-kill-disable", "--sig-proxy",
                  "-it", "-ti", "-dit", "-itd", "-td", "-dt", "-id", "-di"}
@@ -255,7 +338,10 @@ def docker_run(tokens: list[str], where: str, env: dict[str, str], found_images:
         item = image_version(engine, tag, digest, where, path, line, notes, newest or {})
         if item is not None:
             found_images.append(item)
-    settings = command_settings(entrypoint + args, where, engine if not entrypoint else None, local_env)
+    if entrypoint:
+        settings = command_settings(entrypoint + args, where, None, local_env)
+    else:
+        settings = _image_command(engine, tag, args, True, where, local_env, notes)
     if settings is not None and found_images and found_images[-1].origin == where:
         found_images[-1] = _with_settings(found_images[-1], settings)
     return settings
@@ -310,9 +396,10 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
     wanted = _by_package(packages)
     known: dict[str, str] = {}
     env: dict[str, str] = {}
-    stages: dict[str, tuple[str | None, Installed | None]] = {}
+    stages: dict[str, tuple[str | None, Installed | None, str | None]] = {}
     engine_of_stage: str | None = None
     stage_item: Installed | None = None
+    stage_tag: str | None = None
     entrypoint: list[str] | None = None
     cmd: list[str] | None = None
     cmd_line = 0
@@ -338,16 +425,16 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
             reference = parts[0] if parts else ""
             alias = parts[2].lower() if len(parts) >= 3 and parts[1].lower() == "as" else None
             if reference.lower() in stages:  # FROM an earlier stage: its image
-                engine_of_stage, stage_item = stages[reference.lower()]
+                engine_of_stage, stage_item, stage_tag = stages[reference.lower()]
             else:
                 engine, tag, digest = image_engine(reference)
-                engine_of_stage = engine
+                engine_of_stage, stage_tag = engine, tag
                 stage_item = image_version(engine, tag, digest, where, path, line, notes, newest) if engine else None
                 if "$" in reference and engine is None:
                     notes.append(f"{where}: the base image {reference!r} names a build argument with no default; "
                                  "not read")
             if alias:
-                stages[alias] = (engine_of_stage, stage_item)
+                stages[alias] = (engine_of_stage, stage_item, stage_tag)
             env, entrypoint, cmd = {}, None, None  # a stage starts from its image
         elif word == "RUN":
             expanded = expand(rest, {**known, **env})
@@ -358,7 +445,7 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
                     continue
                 for token in _pip_arguments(_split(match.group(1) or match.group(2) or "", where)):
                     if token.startswith(("git+", "http://", "https://", "./", "/")) and re.search(
-                            r"\b(vllm|sglang)\b", token):
+                            r"\b(vllm|sglang|llama[-_.]cpp[-_.]python)\b", token, re.IGNORECASE):
                         notes.append(f"{where}: an engine installed from {token!r} has no release version; "
                                      "not audited")
                         continue
@@ -375,11 +462,14 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
                 entrypoint, cmd, cmd_line = tokens, None, line
     command = (entrypoint or []) + (cmd or [])
     settings = None
-    if command:
+    where = f"{path}:{cmd_line or 1}"
+    if entrypoint is None and image_entry(engine_of_stage, stage_tag) is not None:  # the image's entrypoint runs
+        settings = _image_command(engine_of_stage, stage_tag, cmd or [], True, where, dict(env), notes)
+    elif command:
         settings = command_settings(command, f"{path}:{cmd_line}", engine_of_stage if entrypoint is None else None,
-                                    env)
+                                    image_env(engine_of_stage, stage_tag, env, where, notes))
     elif env and engine_of_stage:
-        settings = Settings(engine_of_stage, f"{path}:{cmd_line or 1}", env=dict(env))
+        settings = Settings(engine_of_stage, where, env=dict(env))
     if stage_item is not None and settings is not None and settings.engine == stage_item.engine:
         found.installed.append(_with_settings(stage_item, settings))  # the image's version runs this command
     else:
@@ -589,8 +679,7 @@ def _container(mapping: _Y, path: Path, packages, notes, newest, found: Found) -
             found.settings.append(settings)
         return
     item = image_version(engine, tag, digest, where, path, image.line, notes, newest)
-    settings = command_settings(tokens, where, engine if image_serves else None, env) if tokens else \
-        (Settings(engine, where, env=env) if env else None)
+    settings = _image_command(engine, tag, tokens, image_serves, where, env, notes)
     if item is not None:
         found.installed.append(_with_settings(item, settings) if settings is not None else item)
     elif settings is not None:

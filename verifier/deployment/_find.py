@@ -24,7 +24,10 @@ MAX_FILES = 2000
 MAX_DEPTH = 8
 _SKIP = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", "__pycache__", "site-packages", ".tox",
          ".nox", ".mypy_cache", ".pytest_cache", "dist", "build", ".cache", "third_party", "vendor"}
-_ENGINE_WORDS = re.compile(r"vllm|sglang", re.IGNORECASE)
+#: Words that a file declaring an engine holds (llama.cpp's logs name neither llama-server nor llama.cpp, but load
+#: a model and print their build).
+_ENGINE_WORDS = re.compile(r"vllm|sglang|llama-server|llama[-_.]cpp|llama_model_loader: |\bbuild: \d+ \([0-9a-f]{7,}\)",
+                           re.IGNORECASE)
 
 
 def kind_of(path: Path) -> str | None:
@@ -99,10 +102,12 @@ def _by_content(path: Path, packages: dict[str, str], notes: list[str], newest: 
         settings = parse_log_text(text, str(path))
         if settings.flags or settings.env:
             found.settings.append(settings)
-        if settings.version and not pasted:
+        elif settings.engine == "llama-cpp":  # its log gives no flags: what it says of its build is a note
+            notes.extend(n for n in settings.notes if n not in notes)
+        if (settings.version or settings.commit) and not pasted:
             from ._versions import Installed
-            found.installed.append(Installed(settings.engine, settings.version, settings.origin, str(path),
-                                             _line(settings.origin)))
+            found.installed.append(Installed(settings.engine, settings.version or "unknown", settings.origin,
+                                             str(path), _line(settings.origin), commit=settings.commit))
         return found
     if pasted:
         return found

@@ -10,6 +10,7 @@ What the releases log (their source, read release by release):
 | vLLM | 0.15.0-0.34.0 | banner `█ ▀▄▀ █  version X`; `vLLM server version X, serving model M` (1) | as 0.9.0 |
 | SGLang | 0.4.0-0.5.18 | none | `server_args=ServerArgs(...)` (every argument) |
 | SGLang | 0.5.19-0.5.23 | none | `server_args={...}` (every argument, resolved) |
+| llama.cpp | 0.3.0-0.3.17 | `build: N (commit) with ...` (`_llama_logs`; later at trace level only) | none |
 
 (1) when the logo is off (`VLLM_DISABLE_LOG_LOGO=1`) or the user configured logging. The banner is one message of
 several lines, each with the log prefix, ended by CR LF.
@@ -27,6 +28,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._llama_logs import looks_like_llama_log, parse_llama_log
 from ._read import DeploymentError, _read_text
 from ._settings import UNKNOWN, Settings, flag_key
 
@@ -47,7 +49,8 @@ _MARKERS = [marker for marker, *_ in _ARGS] + _VERSIONS + [_BANNER]
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _VERSION_WORD = re.compile(r"[0-9][0-9A-Za-z.+!_-]*")
 _LOOKED_FOR = ("vLLM's `vLLM API server version X`, `vLLM server version X` or its banner, and its `non-default "
-               "args: {...}` or `args: Namespace(...)`; SGLang's `server_args=ServerArgs(...)` or `server_args={...}`")
+               "args: {...}` or `args: Namespace(...)`; SGLang's `server_args=ServerArgs(...)` or `server_args={...}`; "
+               "llama.cpp's `build: N (commit)` or `version: N (commit)`")
 
 
 @dataclass
@@ -59,10 +62,10 @@ class _StartUp:
 
 
 def looks_like_log(text: str) -> bool:
-    """Whether the text has a start-up arguments line or a version line of either engine (a cheap sniff)."""
+    """Whether the text has a start-up arguments line or a version line of an engine (a cheap sniff)."""
     if any(marker in text for marker, *_ in _ARGS) or any(marker in text for marker in _VERSIONS):
         return True
-    return _BANNER in text and _BANNER_VERSION in text
+    return _BANNER in text and _BANNER_VERSION in text or looks_like_llama_log(text)
 
 
 def parse_log(path: str | Path) -> Settings:
@@ -75,19 +78,24 @@ def parse_log_text(text: str, name: str) -> Settings:
 
     vLLM 0.9.0 on logs only its non-default arguments (the others have their defaults); vLLM 0.8.x and SGLang log
     every argument. A value that is not a Python literal (an object's repr) is UNKNOWN. A log with a version line
-    but no arguments gives the version and no flags, with a note."""
+    but no arguments gives the version and no flags, with a note. llama.cpp's logs give its build (`_llama_logs`),
+    when the last start-up in the file is its."""
     last: _StartUp | None = None
+    last_line = 0
     for number, line in _lines(text):
         version = _version(line)
         if version is not None:
-            last = _StartUp("vllm", version, number)
+            last, last_line = _StartUp("vllm", version, number), number
             continue
         found = _args(line, number, name)
         if found is not None:
             engine, args = found
             if last is None or last.engine != engine or last.args is not None:
                 last = _StartUp(engine)
-            last.args = args
+            last.args, last_line = args, number
+    llama = parse_llama_log(text, name)
+    if llama is not None and llama[0] > last_line:
+        return llama[1]
     if last is None:
         raise DeploymentError(f"{name}: no start-up arguments or version found (looked for {_LOOKED_FOR})")
     if last.args is None:

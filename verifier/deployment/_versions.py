@@ -35,6 +35,8 @@ class Installed:
     #: The settings declared with this version (the container whose image names it), else None: audit then uses
     #: the deployment's settings of the engine.
     settings: object = field(default=None, hash=False)
+    #: For a llama.cpp build (`version` is `b4763`, or `unknown`), the commit it printed, when it did.
+    commit: str | None = None
 
 
 def _by_package(packages: dict[str, str]) -> dict[str, str]:
@@ -149,7 +151,7 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
         if quoted:  # pasted from a pyproject.toml or setup.py list: "vllm==0.9.1",
             line = quoted.group(2)
         if line.startswith("-"):  # -e, --index-url, --hash...: nothing pins an engine there
-            if re.search(r"#egg=(vllm|sglang)\b", line):
+            if re.search(r"#egg=(vllm|sglang|llama[-_.]cpp[-_.]python)\b", line, re.IGNORECASE):
                 notes.append(f"{where}: an editable or VCS install of an engine has no release version; not audited")
             continue
         text = re.sub(r"\s--hash[=\s]\S+", "", line).strip()
@@ -235,11 +237,22 @@ def _line_of(text: str, name: str, version) -> int:
     return hits[0] if hits else 1
 
 
+#: `--engine llama-cpp==b4763`: a llama.cpp build, by its number (and, optionally, its commit: `b4763-f777a73e`, as
+#: `system_fingerprint` writes it).
+_BUILD_SPEC = re.compile(r"\s*(llama[-_.]cpp)\s*==\s*b(\d+)(?:-([0-9a-fA-F]{7,40}))?\s*", re.IGNORECASE)
+
+
 def from_specs(specs: list[str], packages: dict[str, str]) -> list[Installed]:
-    """`--engine vllm==0.10.0` (the engine's key or its package name)."""
+    """`--engine vllm==0.10.0` (the engine's key or its package name); `--engine llama-cpp==b4763` (a llama.cpp
+    build, optionally with its commit: `b4763-f777a73e`)."""
     wanted = {**_by_package(packages), **{canonicalize_name(k): k for k in packages}}
     found = []
     for spec in specs:
+        build = _BUILD_SPEC.fullmatch(spec)
+        if build and wanted.get(canonicalize_name(build.group(1))) == "llama-cpp":
+            commit = build.group(3).lower() if build.group(3) else None
+            found.append(Installed("llama-cpp", f"b{build.group(2)}", "--engine", commit=commit))
+            continue
         try:
             requirement = Requirement(spec)
         except InvalidRequirement:
@@ -248,6 +261,6 @@ def from_specs(specs: list[str], packages: dict[str, str]) -> list[Installed]:
         engine = wanted.get(canonicalize_name(requirement.name)) if requirement else None
         if engine is None or len(pins) != 1 or len(requirement.specifier) != 1:
             raise DeploymentError(f"--engine {spec!r}: write ENGINE==VERSION with one of {', '.join(packages)} "
-                                  "(vllm==0.10.0)")
+                                  "(vllm==0.10.0; a llama.cpp build: llama-cpp==b4763)")
         found.append(Installed(engine, pins[0], "--engine"))
     return found
