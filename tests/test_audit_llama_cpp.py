@@ -546,6 +546,22 @@ def test_a_folder_s_log_and_compose_file_are_audited_together(tmp_path, capsys):
     assert [g["id"] for g in target["gotchas"]] == ["config-llama-fixture-slots"]
 
 
+def test_an_installation_without_a_checkout_maps_builds_too(tmp_path, capsys, monkeypatch):
+    """The compiled KB a wheel ships carries the vendored commits, build numbers and flag declarations: audit
+    without --kb places a build as the checkout's audit does."""
+    from verifier import compiled
+
+    root = fixture_kb(tmp_path)
+    packed = tmp_path / "kb.json"
+    packed.write_text(json.dumps(compiled.compile_kb(root)))
+    monkeypatch.setattr(compiled, "load_packaged", lambda: compiled.read(packed))
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "server.log"
+    log.write_text("build: 6000 (4227c9be) with cc for x86_64-linux-gnu\n")
+    code, out, err = run_cli(capsys, "audit", "--serve-log", str(log))
+    assert out.startswith("llama.cpp b6000 (audited as 0.3.16)") and "exactly" in out, out + err
+
+
 def test_a_folder_s_llama_server_log_gives_the_build(tmp_path, capsys):
     root = fixture_kb(tmp_path)
     deploy = tmp_path / "logs"

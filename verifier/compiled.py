@@ -115,9 +115,21 @@ def compile_loaded(kb, ledgers: dict, stored_surfaces: dict) -> dict:
             "conditions": conditions,
             "statuses": statuses,
         })
+    from .deployment import BuildsError, vendored_data
+
+    vendored = {}  # what audit needs of a vendored engine's builds (llama.cpp): commits, build numbers, flag grammars
+    try:
+        for key, e in kb.engines.items():
+            found = vendored_data(kb.root, key, ledgers[key], stored_surfaces.get(key) or EngineSurfaces(key),
+                                  ledgers[key].versions()) if e.vendored_at else None
+            if found is not None:
+                vendored[key] = found
+    except BuildsError as exc:
+        raise CompiledKBError(str(exc)) from None
     return {
         "format": FORMAT,
         "compiled_by": f"gotchas {__version__}",
+        "vendored": vendored,
         "severities": list(kb.severities),
         "surface": {key: _spellings(surfaces[key], ledgers[key].versions()) for key in kb.engines},
         "engines": {key: {"name": e.name, "package": e.package,

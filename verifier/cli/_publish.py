@@ -68,12 +68,10 @@ def run_schema(args) -> int:
 def run_audit(args) -> int:
     from .. import audit, compiled, deployment
 
-    root = None
     try:
         if args.kb:
             if kb_module.find_root(args.kb) != Path(args.kb).resolve():
                 raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
-            root = Path(args.kb)
             data = compiled.compile_kb(args.kb)
         else:
             data = compiled.load_packaged()
@@ -84,12 +82,7 @@ def run_audit(args) -> int:
                           file=sys.stderr)
                     return EXIT_ERROR
                 data = compiled.compile_kb(root)
-        if root is not None and "llama-cpp" in data["engines"]:  # its builds and flag declarations: the checkout's
-            data["vendored"] = {"llama-cpp": deployment.kb_data(root, data["engines"]["llama-cpp"]["releases"])}
     except compiled.CompiledKBError as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except deployment.BuildsError as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
     packages = {key: engine["package"] for key, engine in data["engines"].items()}

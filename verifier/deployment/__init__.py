@@ -15,7 +15,7 @@ file reader, in `_read`. This module is the surface callers import (`deployment.
 
 from __future__ import annotations
 
-from ._builds import BuildsError, is_build, kb_data, load_builds, release_for
+from ._builds import BuildsError, is_build, kb_data, load_builds, release_for, vendored_data
 from ._containers import Found, from_docker_run
 from ._find import one_per_serve_line, read_path
 from ._llama import Grammar, for_release
@@ -29,4 +29,4 @@ __all__ = ["MAX_FILE_BYTES", "UNKNOWN", "BuildsError", "DeploymentError", "Envir
            "Installed", "Settings", "boolean", "env_from_paste", "file_kind", "flag_key", "for_release",
            "from_docker_run", "from_environment", "from_file", "from_paste", "from_python", "from_specs", "is_build",
            "kb_data", "load_builds", "looks_like_log", "one_per_serve_line", "parse_log", "parse_log_text",
-           "parse_serve", "parse_tokens", "read_path", "release_for"]
+           "parse_serve", "parse_tokens", "read_path", "release_for", "vendored_data"]

@@ -113,7 +113,20 @@ def kb_data(root: str | Path, releases: list[str]) -> dict:
         surfaces = ledger.load_surfaces(ENGINE)
     except LedgerError:
         return {"commits": {}, "builds": {}, "grammars": {}}
-    commits = {v: (loaded.releases[v].commit or "") for v in releases if v in loaded.releases}
+    return loaded_data(root, loaded, surfaces, releases)
+
+
+def vendored_data(root: str | Path, engine: str, ledger, surfaces, releases: list[str]) -> dict | None:
+    """`kb_data` of an engine from its ledger (ledger.EngineLedger) and surfaces (surface.store.EngineSurfaces)
+    already read: what the compiled KB carries, so that an installation without a checkout audits builds as well.
+    None for an engine whose builds this module does not read (all but llama.cpp)."""
+    if engine != ENGINE:
+        return None
+    return loaded_data(root, ledger, surfaces, releases)
+
+
+def loaded_data(root: str | Path, ledger, surfaces, releases: list[str]) -> dict:
+    commits = {v: (ledger.releases[v].commit or "") for v in releases if v in ledger.releases}
     return {"commits": commits, "builds": load_builds(root, commits), "grammars": grammars(surfaces, releases)}
 
 
