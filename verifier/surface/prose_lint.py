@@ -53,7 +53,8 @@ _NUMBER = re.compile(
     r"(?<![\w$/:#-])(?<!(?<!\.)\.)(?<!\w-)(\d{1,3}(?:,\d{3})+|\d+(?:_\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
     r"(%|x|s|ms|k|K|M|G|GB|GiB|MB|MiB|KB|KiB)?(?![\w/]|\.\d|-\w)")
 #: A number in a check's pattern (code): a literal, not inside a name.
-_CODE_NUMBER = re.compile(r"(?<![\w.])\d+(?:_\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+#: A number as code writes it: Python's `1_000`, and C/C++'s digit separators and suffixes (`1'000`, `0.80f`, `4096u`).
+_CODE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[_']\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[fFlLuU]{1,3})?(?![\w])")
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 #: A code span that starts so is a command line, not a message.
 _COMMANDS = ("vllm ", "python", "sglang", "curl ", "docker ", "pip ", "export ", "kubectl ", "uv ", "bash ",
@@ -263,7 +264,8 @@ class _Evidence:
             return any(s in p for p in patterns for s in spelled)
         if mention.kind == "number":
             wanted = set(mention.values)
-            found = {_canonical(float(n.replace("_", ""))) for p in patterns for n in _CODE_NUMBER.findall(p)}
+            found = {_canonical(float(n.replace("_", "").replace("'", "").rstrip("fFlLuU")))
+                     for p in patterns for n in _CODE_NUMBER.findall(p)}
             found |= {_canonical(n) for p in patterns for n in _range_ends(p)}
             found |= {_canonical(float(v)) for v in self.values.get(version, ()) if _is_float(v)}
             if wanted & found:
