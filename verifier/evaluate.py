@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from . import code
 from .code import _bounded
-from .matchers import REGISTRY, Invalid, symbol_missing
+from .matchers import MODIFIER_LANGUAGES, REGISTRY, Invalid, symbol_missing
 from .model import ERROR, Form, Verdict, language_of, languages_words
 
 #: Seconds of matching one entry may spend in a run, over all its checks and releases (an entry of the KB
@@ -155,12 +155,13 @@ def _evaluate(form: Form, source: code.SourceFile) -> Verdict:
     matcher = REGISTRY.get(form.matcher)
     if matcher is None:
         raise Invalid(f"no matcher {form.matcher!r}")
-    if form.scope is not None and not source.structured:
+    language = language_of(form.path)
+    if form.scope is not None and language not in MODIFIER_LANGUAGES["in"]:
         raise Invalid(f"`in` needs a Python, C or C++ file; {form.path} is none of them")
-    if language_of(form.path) not in matcher.languages:
+    if language not in matcher.languages:
         raise Invalid(f"{form.matcher!r} needs {languages_words(matcher.languages)}; {form.path} is not one")
-    if form.adjacent and not source.is_python:
-        raise Invalid(f"`adjacent` needs a Python file; {form.path} is not one")
+    if form.adjacent and language not in MODIFIER_LANGUAGES["adjacent"]:
+        raise Invalid(f"`adjacent` needs {languages_words(MODIFIER_LANGUAGES['adjacent'])}; {form.path} is not one")
     if not matcher.scoped:
         return matcher.match(form, source, None)
     if form.scope is None:

@@ -32,9 +32,10 @@ and the copy elsewhere is another code path), which is a concern too unless
 that code names the new place. A move that keeps its claim is what
 `follow --write --kinds move` writes without a person.
 
-The code is never looked for in tests, examples or benchmarks, nor in another
-kind of definition than the template's (a field's default is not a function's
-parameter default).
+The code is never looked for in tests, examples or benchmarks (for C and C++
+code, `examples/` and `tools/` are the engine's own: llama.cpp's server lives
+there), nor in another kind of definition than the template's (a field's
+default is not a function's parameter default).
 
 Where the release says the claim changed in so many words (a named value the
 claim does not allow, an `absent` check whose code is now present), nothing is
@@ -50,10 +51,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import code, locate
+from .code import _cpp, _python
+from .code._cpp_tokens import tokenize as cpp_tokenize
 from .code._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token, tokenize
 from .evaluate import evaluate_source
 from .matchers import REGISTRY
-from .model import CHANGED, ERROR, HOLDS, Check, Entry, Form, Release, Verdict
+from .model import CHANGED, ERROR, HOLDS, Check, Entry, Form, Release, Verdict, language_of
 from .sources import Snapshot, SourceUnavailable
 from .trace import Walker, _distinctive, generalize
 
@@ -64,6 +67,10 @@ KINDS = (MOVE, TEXT)
 _CLAIM_WORDS = frozenset("""not and or is in if elif else for while try except finally with return break continue
     raise await yield del lambda True False None""".split())
 _CLAIM_OPS = frozenset("== != < > <= >= + - * / // % ** @ & | ^ ~ << >> := ,".split())
+#: The same of C and C++ code (`>>` is two `>` tokens there).
+_CLAIM_WORDS_CPP = frozenset("""if else for while do switch case default return break continue goto throw try catch
+    true false nullptr NULL new delete sizeof static const constexpr co_return co_await co_yield""".split())
+_CLAIM_OPS_CPP = frozenset("== != < > <= >= <=> + - * / % & | ^ ~ << && || ! ? ,".split())
 #: Lines of context around the match that the token alignment looks at, on each side.
 _CONTEXT_LINES = 6
 #: The least similarity (difflib's ratio of the token texts) of aligned code to the code the template matched.
@@ -131,7 +138,7 @@ class Reader(Walker):
         super().__init__(source, [], verdicts, searches, progress)
         self._open: dict[str, Snapshot] = {}
         self._order: list[str] = []
-        self._python: dict[str, dict[str, bytes]] = {}
+        self._files: dict[tuple[str, str], dict[str, bytes]] = {}  # (release, "python" or "cpp") -> path -> bytes
         #: (template fingerprint, release) -> mutant description -> [mutant, whether it caught the template]
         self.template_mutants: dict[tuple[str, str], dict[str, list]] = {}
 
@@ -141,7 +148,8 @@ class Reader(Walker):
             if len(self._order) >= 2:
                 old = self._order.pop(0)
                 self._open.pop(old).close()
-                self._python.pop(old, None)
+                for key in [k for k in self._files if k[0] == old]:
+                    del self._files[key]
             if self.progress:
                 self.progress(f"{release.engine} {release.version}")
             found = self._open[release.version] = self.source.open(release)
@@ -156,9 +164,13 @@ class Reader(Walker):
         return None if data is None else self.parsed.get(path, data)
 
     def python_files(self, release: Release) -> dict[str, bytes]:
-        found = self._python.get(release.version)
+        return self.code_files(release, "python")
+
+    def code_files(self, release: Release, kind: str) -> dict[str, bytes]:
+        """The release's files a search reads (`locate.files_of`: "python" or "cpp"), read once."""
+        found = self._files.get((release.version, kind))
         if found is None:
-            found = self._python[release.version] = locate.read_python_files(self.snapshot(release))
+            found = self._files[(release.version, kind)] = locate.read_files(self.snapshot(release), kind)
         return found
 
     def close(self) -> None:
@@ -166,7 +178,7 @@ class Reader(Walker):
             snapshot.close()
         self._open.clear()
         self._order.clear()
-        self._python.clear()
+        self._files.clear()
 
 
 def follow_check(entry: Entry, check: Check, held: Release, release: Release, reader: Reader,
@@ -251,8 +263,9 @@ def follow_check(entry: Entry, check: Check, held: Release, release: Release, re
                     consider(MOVE, form, how, (0, order))
         if TEXT in kinds and matcher.code and template.matcher != "absent":
             names: dict[str, str] = {}
-            pattern = generalize(template.pattern, names, targets=False)
-            after = generalize(template.after, names, targets=False)
+            language = language_of(template.path)
+            pattern = generalize(template.pattern, names, targets=False, language=language)
+            after = generalize(template.after, names, targets=False, language=language)
             if (pattern, after) != (template.pattern, template.after):
                 how = f"local names as metavariables ({', '.join(names)})"
                 for order, (path, scope, where) in enumerate([(template.path, template.scope, "")] + places):
@@ -305,10 +318,13 @@ def _rank(template: Form, path: str, scope: str | None, order: int, alike: float
 
 #: Folders whose code is not the engine's behaviour: a definition there is the least likely new home.
 _ASIDE = frozenset({"tests", "test", "examples", "benchmarks", "docs", "scripts", "tools"})
+#: The same for C and C++ code: llama.cpp's server is its own code, under `tools/` (under `examples/` until 0.3.8).
+_ASIDE_CPP = _ASIDE - {"examples", "tools"}
 
 
 def _aside(path: str) -> bool:
-    return any(part in _ASIDE for part in path.split("/")[:-1])
+    aside = _ASIDE_CPP if language_of(path) == "cpp" else _ASIDE
+    return any(part in aside for part in path.split("/")[:-1])
 
 
 def _placed(template: Form, path: str, scope: str | None, how: str) -> Form:
@@ -323,11 +339,13 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
     snapshot = reader.snapshot(release)
     matcher = REGISTRY[template.matcher]
     places: list[tuple[str, str | None, str]] = []
-    distinctive = _distinctive(template.pattern) if matcher.code else True
+    language = language_of(template.path)
+    kind = locate.files_of(language)  # the release's Python files, or its C and C++ files
+    distinctive = _distinctive(template.pattern, language) if matcher.code else True
     last = (template.scope or "").rsplit(".", 1)[-1]
 
     def files():
-        return reader.python_files(release)
+        return reader.code_files(release, kind)
 
     def unrelated(symbol: str | None) -> bool:
         # `CacheConfig.__init__` gone: every other class's `__init__` has its last name and nothing else of it
@@ -351,7 +369,7 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
         what = "the code" if place.what != "definition" else template.scope or template.pattern
         places.append((place.path, scope, f"{what} is at {place}"))
     if template.scope and matcher.search != "symbol":
-        for place in locate.cached(reader.searches, snapshot, "symbol", template.scope,
+        for place in locate.cached(reader.searches, snapshot, locate.search_kind("symbol", kind), template.scope,
                                    lambda: locate.find_symbol(snapshot, template.scope, files(), reader.parsed)):
             if not unrelated(place.symbol):
                 places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
@@ -359,10 +377,13 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
 
 
 def _scope_kind(source: code.SourceFile, symbol: str | None) -> str | None:
-    """`function`, `class` or `field` (an assignment target) for the first definition of `symbol`."""
+    """`function`, `class` or `field` (an assignment target; in C and C++ a field, a variable, an enumerator, a
+    type alias) for the first definition of `symbol`."""
 
     if symbol is None:
         return None
+    if source.is_cpp:
+        return _cpp_scope_kind(source, symbol)
     for _, _, node in _members_for(source, symbol):
         kind = node.type
         if kind == "decorated_definition":
@@ -372,9 +393,24 @@ def _scope_kind(source: code.SourceFile, symbol: str | None) -> str | None:
     return None
 
 
-def _members_for(source: code.SourceFile, symbol: str):
-    from .code import _python
+#: What a C or C++ definition is, by the node that `_cpp.definitions` gives its range.
+_CPP_KINDS = {"function_definition": "function", "class_specifier": "class", "struct_specifier": "class",
+              "union_specifier": "class", "enum_specifier": "class", "namespace_definition": "class"}
 
+
+def _cpp_scope_kind(source: code.SourceFile, symbol: str) -> str | None:
+    for start, end in _cpp.resolve(source.root, symbol, source._cpp_definitions):
+        node = source.root.descendant_for_byte_range(start, end)
+        while node is not None and node.parent is not None and (node.parent.start_byte, node.parent.end_byte) \
+                == (start, end):
+            node = node.parent  # the outermost node of that range: the definition itself
+        if node is None:
+            return None
+        return _CPP_KINDS.get(node.type, "field")
+    return None
+
+
+def _members_for(source: code.SourceFile, symbol: str):
     containers = [source.root]
     parts = symbol.split(".")
     for depth, part in enumerate(parts):
@@ -391,7 +427,7 @@ def _same_kind_of_scope(reader: Reader, held: Release, held_verdict: Verdict, te
     a field only for a field of the same name."""
     old = reader.source_file(held, held_verdict.path or template.path)
     new = reader.source_file(release, form.path)
-    if old is None or new is None or not old.is_python or not new.is_python:
+    if old is None or new is None or not _comparable(old, new):
         return True
     a, b = _scope_kind(old, template.scope), _scope_kind(new, form.scope)
     if a is None or b is None:
@@ -399,6 +435,11 @@ def _same_kind_of_scope(reader: Reader, held: Release, held_verdict: Verdict, te
     if a == "field" or b == "field":
         return a == b and template.scope.rsplit(".", 1)[-1] == form.scope.rsplit(".", 1)[-1]
     return a == b
+
+
+def _comparable(old: code.SourceFile, new: code.SourceFile) -> bool:
+    """Whether two files are read the same structured way: both Python, or both C or C++."""
+    return old.structured and new.structured and old.is_cpp == new.is_cpp
 
 
 def _alike(reader: Reader, held: Release, held_verdict: Verdict, template: Form, release: Release,
@@ -430,7 +471,7 @@ def _siblings(template: Form, release: Release, reader: Reader) -> list[tuple[st
     """The other definitions of the template's file at `release` that share its scope's container (the methods
     of its class, or the file's functions): code moves between neighbours (a method split in two)."""
     source = reader.source_file(release, template.path)
-    if source is None or not source.is_python or not template.scope:
+    if source is None or not source.structured or not template.scope:
         return []
     parent = template.scope.rsplit(".", 1)[0] if "." in template.scope else ""
     depth = template.scope.count(".")
@@ -467,10 +508,8 @@ def _old_match(template: Form, verdict: Verdict, source: code.SourceFile) -> tup
     if scope is None:
         return None
     if template.matcher == "string":
-        from .code import _python
-
         wanted = code.fold_whitespace(template.pattern)
-        for node, value in _python.string_literals(source.root, source.byte(scope.start), source.byte(scope.end)):
+        for node, value in _literals(source, scope.start, scope.end):
             if wanted in code.fold_whitespace(value):
                 return scope, code.Span(source.char(node.start_byte), source.char(node.end_byte))
         return None
@@ -494,7 +533,7 @@ def _aligned(template: Form, verdict: Verdict, held: Release, path: str, symbol:
     template's own is tried beside the new one."""
     old_source = reader.source_file(held, verdict.path or template.path)
     new_source = reader.source_file(release, path)
-    if old_source is None or new_source is None or not old_source.is_python or not new_source.is_python:
+    if old_source is None or new_source is None or not _comparable(old_source, new_source):
         return []
     found = _old_match(template, verdict, old_source)
     new_scope = _scope_of(new_source, symbol)
@@ -535,16 +574,17 @@ def _aligned_code(pattern: str, old_source, old_scope, span, new_source, new_sco
     """The code of the new scope that corresponds to what `pattern` matched at `span` of the old, as fragments
     (how alike, text), best first; `keep` are the metavariables that must stay (named values)."""
     old_window, new_window = _windows(old_source, old_scope, span, new_source, new_scope)
-    # tokenized from the scope's start (a window may begin inside a docstring), then cut to the windows
-    old_tokens = [t for t in tokenize(old_source.text, start=old_scope.start, end=old_window[1])
+    # tokenized from the scope's start (a window may begin inside a docstring or a comment), then cut to the windows
+    scan = cpp_tokenize if old_source.is_cpp else tokenize
+    old_tokens = [t for t in scan(old_source.text, start=old_scope.start, end=old_window[1])
                   if t.start >= old_window[0]]
-    new_tokens = [t for t in tokenize(new_source.text, start=new_scope.start, end=new_window[1])
+    new_tokens = [t for t in scan(new_source.text, start=new_scope.start, end=new_window[1])
                   if t.start >= new_window[0]]
     first = next((i for i, t in enumerate(old_tokens) if t.start >= span.start), None)
     last = next((i for i in range(len(old_tokens) - 1, -1, -1) if old_tokens[i].end <= span.end), None)
     if first is None or last is None or last < first or not new_tokens:
         return []
-    metas = _pattern_metas(pattern, old_tokens[first:last + 1])
+    metas = _pattern_metas(pattern, old_tokens[first:last + 1], scan)
     matcher = difflib.SequenceMatcher(None, [t.text for t in old_tokens], [t.text for t in new_tokens], autojunk=False)
     opcodes = matcher.get_opcodes()
     results: list[tuple[float, str]] = []
@@ -571,15 +611,11 @@ def _aligned_code(pattern: str, old_source, old_scope, span, new_source, new_sco
 def _aligned_string(template: Form, old_source, span, new_source, new_scope) -> list[tuple[float, str]]:
     """For `string`: the string literal of the new scope most like the one the template's text was in; the new
     text is that literal's text where the template's was in the old one (the whole value when it was)."""
-    from .code import _python
-
-    old_value = next((value for node, value in _python.string_literals(
-        old_source.root, old_source.byte(span.start), old_source.byte(span.end))), None)
+    old_value = next((value for node, value in _literals(old_source, span.start, span.end)), None)
     if old_value is None:
         return []
     best = None
-    for node, value in _python.string_literals(new_source.root, new_source.byte(new_scope.start),
-                                               new_source.byte(new_scope.end)):
+    for node, value in _literals(new_source, new_scope.start, new_scope.end):
         ratio = difflib.SequenceMatcher(None, old_value, value, autojunk=False).ratio()
         if best is None or ratio > best[0]:
             best = (ratio, value)
@@ -597,6 +633,14 @@ def _aligned_string(template: Form, old_source, span, new_source, new_scope) -> 
     start, end = _map_chars(blocks, at), _map_chars(blocks, at + len(wanted))
     piece = new_folded[start:end].strip()
     return [(best[0], piece)] if piece else []
+
+
+def _literals(source: code.SourceFile, start: int, end: int):
+    """(node, value) of each string literal between two character offsets, as `string` reads the file's language."""
+    a, b = source.byte(start), source.byte(end)
+    if source.is_cpp:
+        return _cpp.string_literals(source.root, a, b, source.encoded)
+    return _python.string_literals(source.root, a, b)
 
 
 def _map_chars(opcodes, i: int) -> int:
@@ -647,10 +691,10 @@ def _map_lines(opcodes, i: int, low: bool) -> int:
     return opcodes[-1][4] if opcodes else 0
 
 
-def _pattern_metas(pattern: str, matched: list[Token]) -> dict:
+def _pattern_metas(pattern: str, matched: list[Token], scan=tokenize) -> dict:
     """Which of the matched tokens each metavariable of the pattern stood for: {"cover": {token index: meta},
-    "gaps": {token index: [metas that matched nothing just before it]}}."""
-    fragment_tokens = tokenize(pattern, fragment=True)
+    "gaps": {token index: [metas that matched nothing just before it]}}; `scan` is the language's tokenizer."""
+    fragment_tokens = scan(pattern, fragment=True)
     texts = [t.text if t.kind not in (META, ELLIPSIS_META) else "\x00" + t.text for t in fragment_tokens]
     if not any(t.startswith("\x00") for t in texts):
         return {"cover": {}, "gaps": {}}
@@ -800,17 +844,20 @@ def _dedent(fragment: str, text: str, start: int) -> str:
 
 # --- judging a text proposal ------------------------------------------------------------------------------
 
-def claim_tokens(pattern: str | None, names: bool = True) -> Counter:
+def claim_tokens(pattern: str | None, names: bool = True, language: str = "python") -> Counter:
     """The literals, operators, keywords, keyword arguments' names and (with `names`) the other names of a
     fragment, its metavariables left out: what a new form must keep to say the same. A name is kept too
     (`logger.warning` that becomes `logger.debug`, `token_id` that becomes `token`): a rename is for a person,
-    unless it is a local that the template's own metavariables, or a generalization, stand for."""
+    unless it is a local that the template's own metavariables, or a generalization, stand for. `language` is
+    that of the fragment's file ("cpp": C and C++ tokens, keywords and operators; no keyword arguments)."""
     found: Counter = Counter()
     if not pattern:
         return found
-    tokens = tokenize(pattern, fragment=True)
+    cpp = language == "cpp"
+    words, ops = (_CLAIM_WORDS_CPP, _CLAIM_OPS_CPP) if cpp else (_CLAIM_WORDS, _CLAIM_OPS)
+    tokens = cpp_tokenize(pattern, fragment=True) if cpp else tokenize(pattern, fragment=True)
     annotation = range(0)
-    if len(tokens) > 2 and tokens[0].kind == NAME and tokens[1].text == ":":
+    if not cpp and len(tokens) > 2 and tokens[0].kind == NAME and tokens[1].text == ":":
         # `block_size: int = 16`: the annotation says nothing of the claim (`int` that becomes `BlockSize`)
         end = next((k for k, t in enumerate(tokens) if t.text == "=" and k > 1), len(tokens))
         annotation = range(2, end)
@@ -824,7 +871,7 @@ def claim_tokens(pattern: str | None, names: bool = True) -> Counter:
             found[","] += 1  # outside brackets a comma makes a tuple: `a, b = f()` is a new shape of result
         if i in annotation:
             continue
-        if token.kind == NAME and i + 1 < len(tokens) and tokens[i + 1].text == "=" and i and \
+        if not cpp and token.kind == NAME and i + 1 < len(tokens) and tokens[i + 1].text == "=" and i and \
                 tokens[i - 1].text in ("(", ","):
             found[token.text + "="] += 1  # a keyword argument's name says which parameter gets the value
         elif token.kind == NUMBER:
@@ -832,11 +879,11 @@ def claim_tokens(pattern: str | None, names: bool = True) -> Counter:
         elif token.kind == STRING:
             value = _literal_value(token.text)
             found[repr(value) if value is not None else token.text] += 1
-        elif token.kind == NAME and token.text in _CLAIM_WORDS:
+        elif token.kind == NAME and token.text in words:
             found[token.text] += 1
         elif token.kind == NAME and names:
             found[token.text] += 1  # a name the code reads: an attribute, a call, a variable
-        elif token.kind == OP and token.text in _CLAIM_OPS and token.text != ",":
+        elif token.kind == OP and token.text in ops and token.text != ",":
             found[token.text] += 1
     return found
 
@@ -851,29 +898,32 @@ def _number(text: str) -> str:
 def concerns(template: Form, form: Form, generalized: bool = False) -> tuple[str, ...]:
     """What of the template's claim the form no longer says: each literal, operator, keyword or keyword argument
     it lost, and the operators and keywords it adds."""
+    language = language_of(template.path)
+    words, ops = (_CLAIM_WORDS_CPP, _CLAIM_OPS_CPP) if language == "cpp" else (_CLAIM_WORDS, _CLAIM_OPS)
     if generalized:  # the template's locals made metavariables: compare what is left
         names: dict[str, str] = {}
-        template = replace(template, pattern=generalize(template.pattern, names, targets=False),
-                           after=generalize(template.after, names, targets=False))
-    old = claim_tokens(template.pattern) + claim_tokens(template.after)
-    new = claim_tokens(form.pattern) + claim_tokens(form.after)
+        template = replace(template, pattern=generalize(template.pattern, names, targets=False, language=language),
+                           after=generalize(template.after, names, targets=False, language=language))
+    old = claim_tokens(template.pattern, language=language) + claim_tokens(template.after, language=language)
+    new = claim_tokens(form.pattern, language=language) + claim_tokens(form.after, language=language)
     lost = old - new
     gained = new - old
     out = []
     for token, n in sorted(lost.items()):
-        now = [t for t in gained if _same_kind(t, token)]
+        now = [t for t in gained if _same_kind(t, token, words, ops)]
         out.append(f"`{token}` is gone" + (f" (the new code has `{'`, `'.join(sorted(now)[:3])}`)" if now else "")
                    + (f" ({n} of them)" if n > 1 else ""))
     # An operator or keyword the old code did not have joins a condition or a term to the claim (`and not
     # cache_config.enable_extensible_kv_cache`): the gotcha may have narrowed. An argument or a literal added
     # beside it (a keyword argument, a dict entry) does not.
-    added = sorted(t for t in gained if t in _CLAIM_WORDS or t in _CLAIM_OPS)
-    unmatched = [t for t in added if not any(_same_kind(t, gone) for gone in lost)]
+    added = sorted(t for t in gained if t in words or t in ops)
+    unmatched = [t for t in added if not any(_same_kind(t, gone, words, ops) for gone in lost)]
     if unmatched:
         out.append("the new code adds `" + "`, `".join(unmatched[:4]) +
                    "`: a condition, a term or a result joined the claim")
-    added = _statements(form.pattern) - _statements(template.pattern)
-    if sum(added.values()) > 0 and _statements(template.pattern):
+    statements = _cpp_statements if language == "cpp" else _statements
+    added = statements(form.pattern) - statements(template.pattern)
+    if sum(added.values()) > 0 and statements(template.pattern):
         first = next(iter(added))
         out.append(f"the new code adds a statement (`{first}`): the claim's code does more now")
     return tuple(out)
@@ -882,8 +932,6 @@ def concerns(template: Form, form: Form, generalized: bool = False) -> tuple[str
 def _statements(pattern: str | None) -> Counter:
     """The statements of a fragment, each by its first line with whitespace folded (a fragment that is not whole
     statements has none)."""
-    from .code import _python
-
     found: Counter = Counter()
     if not pattern or "\n" not in pattern.strip():
         return found
@@ -906,13 +954,35 @@ def _statements(pattern: str | None) -> Counter:
     return found
 
 
-def _same_kind(a: str, b: str) -> bool:
+def _cpp_statements(pattern: str | None) -> Counter:
+    """`_statements` of a C or C++ fragment: each statement (`_cpp.is_statement`) of its parse as a function's
+    body, by its first line with whitespace folded (none where it does not parse so)."""
+    found: Counter = Counter()
+    if not pattern or "\n" not in pattern.strip():
+        return found
+    text = "void __gotchas_fragment__() {\n" + pattern.replace("$$$", "___;").replace("$", "_") + "\n}"
+    root = _cpp.parse(text.encode("utf-8")).root_node
+    if root.has_error or not root.named_children:
+        return found
+    stack = [root.named_children[0]]
+    while stack:
+        node = stack.pop()
+        for child in node.named_children:
+            if _cpp.is_statement(child) and child.type != "compound_statement":
+                line = code.fold_whitespace(child.text.decode("utf-8", "replace").split("\n")[0])
+                if line != "___;":
+                    found[line] += 1
+            stack.append(child)
+    return found
+
+
+def _same_kind(a: str, b: str, words=_CLAIM_WORDS, ops=_CLAIM_OPS) -> bool:
     def kind(t):
-        if t.isidentifier() and t not in _CLAIM_WORDS:
+        if t.isidentifier() and t not in words:
             return "name"
-        if t in _CLAIM_WORDS:
+        if t in words:
             return "word"
-        if t in _CLAIM_OPS:
+        if t in ops:
             return "op"
         if t.endswith("="):
             return "keyword"
@@ -936,7 +1006,7 @@ def mutants_kept(template: Form, held_verdict: Verdict, held: Release, form: For
     from .mutants import meaning_mutants
 
     new_text = _text(reader, release, verdict.path or form.path)
-    if new_text is None or not form.is_python:
+    if new_text is None or language_of(form.path) not in ("python", "cpp"):
         return (0, 0)
     new = {}
     for mutant in meaning_mutants(form, verdict, new_text):
@@ -961,7 +1031,7 @@ def _caught_template(template: Form, held_verdict: Verdict, held: Release, descr
     if made is None:
         old_text = _text(reader, held, held_verdict.path or template.path)
         made = {}
-        if old_text is not None and template.is_python:
+        if old_text is not None and language_of(template.path) in ("python", "cpp"):
             for mutant in meaning_mutants(template, held_verdict, old_text):
                 made.setdefault(mutant.description, [mutant, None])
         reader.template_mutants[key] = made

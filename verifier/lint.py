@@ -14,7 +14,7 @@ from . import prose
 from .code import Fragment
 from .entries import LoadedEntry
 from .kb import KB
-from .matchers import NAMES, REGISTRY
+from .matchers import MODIFIER_LANGUAGES, NAMES, REGISTRY
 from .model import Check, Diagnostic, Entry, Form, before, language_of, languages_words, release_version, within
 from .safety import name_problem
 from .sources import check_repository_path
@@ -399,16 +399,19 @@ def _path(form: Form, check: Check, entry: Entry, kb: KB):
 
 @form_rule
 def _python_only(form: Form, check: Check, entry: Entry, kb: KB):
+    """G306: a matcher or modifier on a file of a language it does not read (`Matcher.languages`,
+    `MODIFIER_LANGUAGES`: the facts evaluation refuses by too)."""
     if form.is_python or not form.path:
         return
     language = language_of(form.path)
-    if form.scope is not None and language == "text":
+    if form.scope is not None and language not in MODIFIER_LANGUAGES["in"]:
         yield "in", "G306", f"'in' needs a Python, C or C++ file; {form.path} is none of them"
     matcher = REGISTRY.get(form.matcher)
     if matcher is not None and language not in matcher.languages:
         yield form.matcher, "G306", f"{form.matcher!r} needs {languages_words(matcher.languages)}; {form.path} is not one"
-    if form.adjacent:
-        yield "adjacent", "G306", f"'adjacent' needs a Python file; {form.path} is not one"
+    if form.adjacent and language not in MODIFIER_LANGUAGES["adjacent"]:
+        yield "adjacent", "G306", (f"'adjacent' needs {languages_words(MODIFIER_LANGUAGES['adjacent'])}; "
+                                   f"{form.path} is not one")
 
 
 @form_rule
@@ -422,7 +425,9 @@ def _symbols(form: Form, check: Check, entry: Entry, kb: KB):
 @form_rule
 def _patterns(form: Form, check: Check, entry: Entry, kb: KB):
     matcher = REGISTRY.get(form.matcher)
-    problem = matcher.validate(form.pattern) if matcher is not None and matcher.validate else None
+    problem = None
+    if matcher is not None and matcher.validate:  # a query is compiled with its file's grammar (G308)
+        problem = matcher.validate(form.pattern, language_of(form.path or ""))
     if problem:
         yield form.matcher, problem[0], problem[1]
 

@@ -1,7 +1,8 @@
 """Finding where code lives in a release: for `gotchas locate`, and for relocation hints.
 
-A search goes through the Python files of a snapshot, cheaply prefiltered by
-bytes (a definition's name, or a fragment's rarest literal token), and only
+A search goes through the files of a snapshot in the language of the form it is
+for (the Python files, or the C and C++ files: `files_of`), cheaply prefiltered
+by bytes (a definition's name, or a fragment's rarest literal token), and only
 parses the candidates.
 """
 
@@ -11,9 +12,10 @@ import re
 from dataclasses import dataclass, replace
 
 from . import code, stats
+from .code import _cpp, _python
 from .code._tokens import NAME
 from .matchers import REGISTRY
-from .model import CHANGED, MISSING
+from .model import CHANGED, CPP_SUFFIXES, MISSING, language_of
 from .reading import FileCache
 from .sources import Snapshot, SourceUnavailable
 
@@ -42,10 +44,39 @@ def python_paths(snapshot: Snapshot) -> list[str]:
     return [p for p in snapshot.paths() if p.endswith((".py", ".pyi"))]
 
 
+def files_of(language: str) -> str:
+    """Which files a search for a form in a file of `language` (`model.language_of`) reads: "cpp" (the C and C++
+    files) for a C or C++ form, "python" for any other (a text file's form is looked for in Python files, as
+    before there were others)."""
+    return "cpp" if language == "cpp" else "python"
+
+
+def code_paths(snapshot: Snapshot, files: str) -> list[str]:
+    """The paths of the release's Python files (`files` "python") or C and C++ files ("cpp")."""
+    if files == "cpp":
+        return [p for p in snapshot.paths() if p.endswith(CPP_SUFFIXES)]
+    return python_paths(snapshot)
+
+
 def read_python_files(snapshot: Snapshot) -> dict[str, bytes]:
     """Every Python file of the release, by path (one pass over an archive)."""
     stats.count("relocation_passes")
     return _read_all(snapshot, python_paths(snapshot))
+
+
+def read_files(snapshot: Snapshot, files: str) -> dict[str, bytes]:
+    """Every Python file (`files` "python": `read_python_files`) or C and C++ file ("cpp") of the release, by
+    path (one pass over an archive)."""
+    if files == "python":
+        return read_python_files(snapshot)
+    stats.count("relocation_passes")
+    return _read_all(snapshot, code_paths(snapshot, files))
+
+
+def search_kind(kind: str, files: str) -> str:
+    """The SearchCache's kind of a search (`symbol`, `fragment`, `string`) over those files: a search of the C and
+    C++ files is another than the same query's over the Python files (whose kinds stay as they were)."""
+    return kind if files == "python" else f"{kind}:{files}"
 
 
 def _read_all(snapshot: Snapshot, paths: list[str]) -> dict[str, bytes]:
@@ -62,15 +93,19 @@ def _read_all(snapshot: Snapshot, paths: list[str]) -> dict[str, bytes]:
 
 
 def find_symbol(snapshot, symbol: str, files: dict[str, bytes] | None = None,
-                cache: FileCache | None = None) -> list[Place]:
-    """Every definition of `symbol`, or else of a symbol ending in its last part, across the release."""
+                cache: FileCache | None = None, language: str = "python") -> list[Place]:
+    """Every definition of `symbol`, or else of a symbol ending in its last part, across the release: in `files`
+    (Python, C or C++ files by path, each read as its own language), or else in the release's files of
+    `language`'s kind (`files_of`). A C++ symbol may be written with `::`."""
+    symbol = _cpp.normalize(symbol) if "::" in symbol else symbol
     last = symbol.rsplit(".", 1)[-1]
-    pattern = re.compile(rb"(?:def|class)\s+" + re.escape(last.encode()) + rb"\b|^\s*" + re.escape(last.encode())
-                         + rb"\s*[:=]", re.MULTILINE)
-    files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
+    name = re.escape(last.encode())
+    patterns = {"python": re.compile(rb"(?:def|class)\s+" + name + rb"\b|^\s*" + name + rb"\s*[:=]", re.MULTILINE),
+                "cpp": re.compile(rb"(?<![\w~])" + name + rb"\b")}  # a C++ definition's name: anywhere in it
+    files = files if files is not None else _read_all(snapshot, code_paths(snapshot, files_of(language)))
     cache = cache or FileCache()
     exact, similar = [], []
-    for path, data in _candidates(files, pattern):
+    for path, data in _candidates(files, patterns):
         source = cache.get(path, data)
         for name, scope in source.definitions():
             if name == symbol or name.endswith("." + symbol):
@@ -87,13 +122,15 @@ def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None =
     if fragment.is_empty:
         return []
     # The longest name is the rarest, usually: files without it cannot match. Only a name stands in the file
-    # as it stands in the fragment (a string or number is compared by value, whatever its spelling).
-    names = [t.text for t in fragment.tokens if t.kind == NAME and t.text.isidentifier()]
-    pattern = re.compile(re.escape(max(names, key=len).encode()) if names else b"")
+    # as it stands in the fragment (a Python string or number is compared by value, whatever its spelling).
+    patterns = {}
+    for language, tokens in (("python", fragment.tokens), ("cpp", fragment.cpp_tokens)):
+        names = [t.text for t in tokens if t.kind == NAME and t.text.isidentifier()]
+        patterns[language] = re.compile(re.escape(max(names, key=len).encode()) if names else b"")
     files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
     cache = cache or FileCache()
     places = []
-    for path, data in _candidates(files, pattern):
+    for path, data in _candidates(files, patterns):
         source = cache.get(path, data)
         for span in source.find(fragment, source.whole()):
             places.append(Place(path, source.lines_of(span), source.symbol_at(span.start), "fragment"))
@@ -101,9 +138,8 @@ def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None =
 
 
 def find_text(snapshot, text: str, files: dict[str, bytes] | None = None, cache: FileCache | None = None) -> list[Place]:
-    """Every string literal containing `text` (whitespace folded) across the release's Python files."""
-    from .code import _python
-
+    """Every string literal containing `text` (whitespace folded) across the release's files (`files`: Python, C
+    or C++ files by path; by default its Python files)."""
     wanted = code.fold_whitespace(text)
     words = [w for w in re.split(r"\W+", wanted) if w]
     if not words:
@@ -112,20 +148,27 @@ def find_text(snapshot, text: str, files: dict[str, bytes] | None = None, cache:
     files = files if files is not None else _read_all(snapshot, python_paths(snapshot))
     cache = cache or FileCache()
     places = []
-    for path, data in _candidates(files, pattern):
+    for path, data in _candidates(files, {"python": pattern, "cpp": pattern}):
         source = cache.get(path, data)
-        for node, value in _python.string_literals(source.root, 0, source.byte(len(source.text))):
+        end = source.byte(len(source.text))
+        literals = _cpp.string_literals(source.root, 0, end, source.encoded) if source.is_cpp else \
+            _python.string_literals(source.root, 0, end)
+        for node, value in literals:
             if wanted in code.fold_whitespace(value):
                 span = code.Span(source.char(node.start_byte), source.char(node.end_byte))
                 places.append(Place(path, source.lines_of(span), source.symbol_at(span.start), "string"))
     return places
 
 
-def _candidates(files: dict[str, bytes], pattern: re.Pattern):
+def _candidates(files: dict[str, bytes], patterns: dict[str, re.Pattern]):
+    """The files, in path order, whose bytes the pattern of their language ("python" or "cpp") finds; at most
+    MAX_CANDIDATES. A file of neither language is none."""
     count = 0
     for path in sorted(files):
         data = files[path]
-        if pattern.search(data):
+        language = language_of(path)
+        pattern = patterns.get(language if language == "cpp" else "python")
+        if pattern is not None and pattern.search(data):
             yield path, data
             count += 1
             if count >= MAX_CANDIDATES:
@@ -156,22 +199,27 @@ def cached(searches, snapshot, kind: str, query: str, compute) -> list[Place]:
 def relocation_places(form, snapshot, files=None, cache: FileCache | None = None, searches=None) -> list[Place]:
     """Where, in this release, what a form looks for lives, likeliest first, the form's own place left out.
 
-    `files` is every Python file of the release by path, or a function that reads
-    them (called only when a search is not answered by `searches`).
+    `files` is every file of the release that a search for the form reads (`files_of` its language: the Python
+    files, or the C and C++ files) by path, or a function that reads them (called only when a search is not
+    answered by `searches`).
     """
     cache = cache or FileCache()
+    kind = files_of(language_of(form.path))
 
     def all_files() -> dict[str, bytes]:
-        return files() if callable(files) else (files if files is not None else read_python_files(snapshot))
+        return files() if callable(files) else (files if files is not None else read_files(snapshot, kind))
 
     def symbol(name: str) -> list[Place]:
-        return cached(searches, snapshot, "symbol", name, lambda: find_symbol(snapshot, name, all_files(), cache))
+        return cached(searches, snapshot, search_kind("symbol", kind), name,
+                      lambda: find_symbol(snapshot, name, all_files(), cache))
 
     def text(value: str) -> list[Place]:
-        return cached(searches, snapshot, "string", value, lambda: find_text(snapshot, value, all_files(), cache))
+        return cached(searches, snapshot, search_kind("string", kind), value,
+                      lambda: find_text(snapshot, value, all_files(), cache))
 
     def fragment(value: str) -> list[Place]:
-        return cached(searches, snapshot, "fragment", value, lambda: find_fragment(snapshot, value, all_files(), cache))
+        return cached(searches, snapshot, search_kind("fragment", kind), value,
+                      lambda: find_fragment(snapshot, value, all_files(), cache))
 
     search = REGISTRY[form.matcher].search if form.matcher in REGISTRY else "scope"
     try:
@@ -250,19 +298,20 @@ def with_relocations(results: list, snapshot: Snapshot, relocate, parsed: FileCa
     if not wanted:
         return results
     results = list(results)
-    files: dict[str, bytes] | None = None
+    files: dict[str, dict[str, bytes]] = {}
 
-    def read() -> dict[str, bytes]:  # every Python file of the release, read only when a search is not cached
-        nonlocal files
-        if files is None:
-            files = read_python_files(snapshot)
-        return files
+    def reader(kind: str):
+        def read() -> dict[str, bytes]:  # the release's files of that kind, read only when a search is not cached
+            if kind not in files:
+                files[kind] = read_files(snapshot, kind)
+            return files[kind]
+        return read
 
     for i in wanted:
         result = results[i]
         form = result.check.forms[result.form or 0]
         try:
-            hint = relocation_hint(form, snapshot, read, parsed, searches)
+            hint = relocation_hint(form, snapshot, reader(files_of(language_of(form.path))), parsed, searches)
         except SourceUnavailable:
             return results
         if hint:

@@ -109,11 +109,11 @@ def _contains(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> 
     if not form.adjacent:
         _, match, scope = ordered[0]
         return _holds(form, source, match, scope.symbol)
-    root = source.root
+    root, language = source.root, _cpp if source.is_cpp else _python
     for a, m, scope in ordered:
-        first = _python.statement_at(root, source.byte(a.end - 1))
-        second = _python.statement_at(root, source.byte(m.start))
-        if first is not None and second is not None and _python.consecutive(first, second):
+        first = language.statement_at(root, source.byte(a.end - 1))
+        second = language.statement_at(root, source.byte(m.start))
+        if first is not None and second is not None and language.consecutive(first, second):
             return _holds(form, source, m, scope.symbol)
     _, m, scope = ordered[0]
     return Verdict(CHANGED, "not-adjacent", path=form.path, symbol=scope.symbol,
@@ -186,8 +186,10 @@ def _matches(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> V
 
 
 def _query(form: Form, source: code.SourceFile, scopes: list[code.Scope]) -> Verdict:
-    found = _bounded.query_first(form.pattern, source.encoded,
-                                 [(source.byte(scope.start), source.byte(scope.end)) for scope in scopes])
+    # a C or C++ file as its tree reads it (`_cpp.parse`: the same length, every offset where it was)
+    data, language = (_cpp.masked(source.encoded), "cpp") if source.is_cpp else (source.encoded, "python")
+    found = _bounded.query_first(form.pattern, data,
+                                 [(source.byte(scope.start), source.byte(scope.end)) for scope in scopes], language)
     if found is not None:
         index, start, end = found
         return _holds(form, source, code.Span(source.char(start), source.char(end)), scopes[index].symbol)
@@ -207,7 +209,7 @@ def _defines(form: Form, source: code.SourceFile, scopes=None) -> Verdict:
                    symbol=form.pattern)
 
 
-def _regex_problem(text: str) -> tuple[str, str] | None:
+def _regex_problem(text: str, language: str = "python") -> tuple[str, str] | None:
     try:
         compile_regex(text)
     except InvalidPattern as exc:
@@ -215,9 +217,10 @@ def _regex_problem(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _query_problem(text: str) -> tuple[str, str] | None:
+def _query_problem(text: str, language: str = "python") -> tuple[str, str] | None:
+    """A query is compiled with the grammar of the file it reads (`language`: python or cpp)."""
     try:
-        compile_query(text)
+        compile_query(text, "cpp" if language == "cpp" else "python")
     except InvalidPattern as exc:
         return "G308", str(exc)
     return None
@@ -236,7 +239,8 @@ class Matcher:
     modifiers: bool = False  # takes `after` and `adjacent` (G303)
     code: bool = False  # its text is code, compared in the canonical layout (G310 on an empty fragment)
     symbol: bool = False  # its text is a dotted symbol (G309)
-    validate: Callable[[str], tuple[str, str] | None] | None = None  # (rule code, message) when the text is bad
+    #: (rule code, message) when the text is bad, given the text and the language of the file it reads
+    validate: Callable[[str, str], tuple[str, str] | None] | None = None
     search: str = "scope"  # how a hint or a trace finds it in a release: fragment | symbol | text | scope
     mutate: str = "code"  # how `mutate` changes what it matched: code | absent | definition
 
@@ -258,8 +262,11 @@ REGISTRY: dict[str, Matcher] = {m.name: m for m in (
     Matcher("defines", "holds when the file defines this dotted symbol", _defines, languages=("python", "cpp"),
             scoped=False,
             symbol=True, search="symbol", mutate="definition"),
-    Matcher("query", "holds when this tree-sitter query has a match in the scope", _query, languages=("python",),
-            validate=_query_problem),
+    # a query is written in the grammar of the file it reads: tree-sitter-python's, or tree-sitter-cpp's
+    Matcher("query", "holds when this tree-sitter query has a match in the scope", _query,
+            languages=("python", "cpp"), validate=_query_problem),
 )}
+#: The languages of the files each modifier reads (`in` names a definition, `adjacent` compares statements).
+MODIFIER_LANGUAGES = {"in": ("python", "cpp"), "adjacent": ("python", "cpp")}
 #: The matchers' names, in the order FORMAT.md documents them.
 NAMES = tuple(REGISTRY)

@@ -32,42 +32,60 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import locate
+from .code._cpp_tokens import tokenize as cpp_tokenize
 from .code._tokens import NAME, tokenize
+from .matchers import REGISTRY
+from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict, language_of
 from .reading import FileCache, evaluate
 from .rewrite import form_fields
-from .matchers import REGISTRY
-from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict
 from .sources import Snapshot, SourceUnavailable
 
 #: Names that are never a function's locals: Python's own, and the receivers of methods.
 _NOT_LOCAL = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"self", "cls"}
+#: The same for C and C++: the keywords, the names of fundamental types and of `std`'s usual ones, and `this`.
+_NOT_LOCAL_CPP = frozenset("""alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+    char16_t char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
+    co_return co_yield decltype default delete do double dynamic_cast else enum explicit export extern false float
+    for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private
+    protected public register reinterpret_cast requires return short signed sizeof static static_assert static_cast
+    struct switch template this thread_local throw true try typedef typeid typename union unsigned using virtual
+    void volatile wchar_t while xor xor_eq std size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t ssize_t string vector map""".split())
 
 
-def generalize(code: str | None, names: dict[str, str], targets: bool = True) -> str | None:
+def generalize(code: str | None, names: dict[str, str], targets: bool = True, language: str = "python"
+               ) -> str | None:
     """`code` with the local names it reads replaced by metavariables, consistently through `names`
     (local name -> metavariable, shared by a fragment and its `after`, and filled in here).
 
     Only a name that stands for an object, or that is being bound, is replaced: the receiver of an
-    attribute or an item (`request.x`, `blocks[i]`), a positional argument (`f(request)`), a lambda's
-    parameter, the target of an assignment (`room = a - b`). A name in any other place may stand for a
-    value the claim is about (`x = default_prefix_caching`), and a metavariable there would match any
-    value (`True` as well). Lower-case names only, never Python's own nor `self`/`cls`. Without `targets`,
+    attribute or an item (`request.x`, `blocks[i]`; in C and C++ also `slot->x`), a positional argument
+    (`f(request)`), a lambda's parameter, the target of an assignment (`room = a - b`). A name in any other
+    place may stand for a value the claim is about (`x = default_prefix_caching`), and a metavariable there
+    would match any value (`True` as well). Lower-case names only, never the language's own (Python's, or C++'s
+    keywords and fundamental types: `language`, "cpp" for C and C++) nor `self`/`cls`/`this`. Without `targets`,
     a name being bound stays (`follow`: a target made `$X` also matches `a, b = ...`, a new shape of result).
     """
     if code is None:
         return None
-    tokens = tokenize(code, fragment=True)
+    cpp = language == "cpp"
+    tokens = cpp_tokenize(code, fragment=True) if cpp else tokenize(code, fragment=True)
+    own = _NOT_LOCAL_CPP if cpp else _NOT_LOCAL
     texts = [t.text for t in tokens]
-    lambda_params = {texts[i + 1] for i, text in enumerate(texts[:-1]) if text == "lambda"}
+    lambda_params = set() if cpp else {texts[i + 1] for i, text in enumerate(texts[:-1]) if text == "lambda"}
+    members = (".", "->") if cpp else (".",)
     out, last = [], 0
     for i, token in enumerate(tokens):
-        if token.kind != NAME or token.text in _NOT_LOCAL or not token.text[:1].islower():
+        if token.kind != NAME or token.text in own or not token.text[:1].islower():
             continue
         before = texts[i - 1] if i else ""
         after = texts[i + 1] if i + 1 < len(texts) else ""
-        receiver = after in (".", "[") and before != "."
+        receiver = after in (*members, "[") and before not in (*members, "::")
         argument = before in ("(", ",") and after in (")", ",") and not _in_subscript(texts, i)
-        target = targets and after == "=" and before in ("", ";", ":")  # a name being bound: `x = ...` binds `x`
+        # a name being bound: `x = ...` binds `x` (in C++ a declaration's name is no local: `int n = 4` keeps it)
+        target = targets and after == "=" and (before in ("", ";", ":") or cpp and before in ("{", "}"))
+        if cpp and before == "::":
+            continue  # `ns::name`: a qualified name, never a local
         if not (receiver or argument or target or token.text in lambda_params):
             continue
         meta = names.setdefault(token.text, "$" + token.text.upper())
@@ -78,8 +96,12 @@ def generalize(code: str | None, names: dict[str, str], targets: bool = True) ->
     return "".join(out)
 
 
-def _distinctive(code: str) -> bool:
-    """Whether a fragment names something of its own: a name that is not Python's, `self`, or a metavariable."""
+def _distinctive(code: str, language: str = "python") -> bool:
+    """Whether a fragment names something of its own: a name that is not the language's (Python's, `self`; C++'s),
+    or a metavariable."""
+    if language == "cpp":
+        return any(t.kind == NAME and t.text not in _NOT_LOCAL_CPP and len(t.text) > 2
+                   for t in cpp_tokenize(code, fragment=True))
     return any(t.kind == NAME and t.text not in _NOT_LOCAL and len(t.text) > 2 for t in tokenize(code, fragment=True))
 
 
@@ -180,6 +202,10 @@ class Walker:
         """(form index, verdict) of the check at a release, as FORMAT.md combines its forms; None: no form applies."""
         return check_verdict((f.index, self.form(f, release)) for f in check.forms_at(release.version))
 
+    def code_files(self, release: Release, kind: str) -> dict[str, bytes]:
+        """The release's files that a search reads (`locate.files_of`: "python" or "cpp"), by path."""
+        return locate.read_files(self.snapshot(release), kind)
+
     def lines(self, release: Release, path: str, lines: tuple[int, int] | None) -> tuple[str, ...]:
         if not lines:
             return ()
@@ -253,17 +279,19 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
     """The likeliest form of `check` that holds at `release`, from the places its code may have gone."""
     snapshot = walker.snapshot(release)
     matcher = REGISTRY[template.matcher]
+    language = language_of(template.path)
     names: dict[str, str] = {}
     variants = [(template.pattern, template.after, "")]
     if matcher.code:
-        pattern, after = generalize(template.pattern, names), generalize(template.after, names)
+        pattern = generalize(template.pattern, names, language=language)
+        after = generalize(template.after, names, language=language)
         if (pattern, after) != (template.pattern, template.after):
             variants.append((pattern, after, f"local names as metavariables ({', '.join(names)})"))
 
     # A place found only because the fragment or text occurs there is worth trying when the fragment says
     # something of its own (a name of the engine's: `num_computed_tokens`), or the place is the check's own
     # file or has its symbol's name: `] = False` occurs in a hundred places that have nothing to do with it.
-    distinctive = _distinctive(template.pattern) if matcher.code else True
+    distinctive = _distinctive(template.pattern, language) if matcher.code else True
     last_name = (template.scope or "").rsplit(".", 1)[-1]
 
     def plausible(path: str, symbol: str | None) -> bool:
@@ -278,25 +306,33 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
         if old:
             places.append((old, template.scope, f"git: {template.path} was {old} in {release.version}"))
 
-    def files() -> dict[str, bytes]:
-        return locate.read_python_files(snapshot)
+    kind = locate.files_of(language)  # the release's Python files, or its C and C++ files
+    read: dict[str, dict[str, bytes]] = {}
+
+    def files() -> dict[str, bytes]:  # read once, and only when a search is not answered by the cache
+        if kind not in read:
+            read[kind] = walker.code_files(release, kind)
+        return read[kind]
+
+    def search(what: str) -> str:
+        return locate.search_kind(what, kind)
 
     try:
         if template.scope:
-            for place in locate.cached(walker.searches, snapshot, "symbol", template.scope,
+            for place in locate.cached(walker.searches, snapshot, search("symbol"), template.scope,
                                        lambda: locate.find_symbol(snapshot, template.scope, files(), walker.parsed)):
                 places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
         if matcher.search == "symbol":
-            for place in locate.cached(walker.searches, snapshot, "symbol", template.pattern,
+            for place in locate.cached(walker.searches, snapshot, search("symbol"), template.pattern,
                                        lambda: locate.find_symbol(snapshot, template.pattern, files(), walker.parsed)):
                 places.append((place.path, None, f"{template.pattern} is defined at {place}"))
         elif matcher.search == "text":
-            for place in locate.cached(walker.searches, snapshot, "string", template.pattern,
+            for place in locate.cached(walker.searches, snapshot, search("string"), template.pattern,
                                        lambda: locate.find_text(snapshot, template.pattern, files(), walker.parsed)):
                 places.append((place.path, place.symbol if template.scope else None, f"the text is at {place}"))
         elif matcher.search == "fragment":
             for pattern, _, _ in variants:
-                for place in locate.cached(walker.searches, snapshot, "fragment", pattern,
+                for place in locate.cached(walker.searches, snapshot, search("fragment"), pattern,
                                            lambda p=pattern: locate.find_fragment(snapshot, p, files(), walker.parsed)):
                     if plausible(place.path, place.symbol):
                         places.append((place.path, place.symbol if template.scope else None,

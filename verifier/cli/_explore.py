@@ -51,15 +51,16 @@ def run_locate(args) -> int:
     try:
         release = choose_releases(source.releases(), set(), versions=[args.release])[0]
         snapshot = source.open(release)
-        progress.status(f"{args.engine} {release.version}: reading the Python files", force=True)
-        files = locate.read_python_files(snapshot)
+        progress.status(f"{args.engine} {release.version}: reading the Python, C and C++ files", force=True)
+        python, cpp = locate.read_files(snapshot, "python"), locate.read_files(snapshot, "cpp")
+        files = {**python, **cpp}  # each read as its own language
         progress.done()
     except LookupError as exc:
         raise UsageError(f"{args.engine}: {exc}") from None
     except SourceUnavailable as exc:
         print(f"gotchas: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    print(f"{kb.engines[args.engine].name} {release.version}: {len(files)} Python files")
+    print(f"{kb.engines[args.engine].name} {release.version}: {len(python)} Python files, {len(cpp)} C and C++ files")
     found = 0
     if locate.is_symbol(args.code):
         places = locate.find_symbol(snapshot, args.code, files)

@@ -10,7 +10,8 @@ Where each job is done:
 - `_fragment_tokens`: a check's fragment (`Fragment`) in the canonical layout;
 - `_canonical`: the canonical layout of a syntax tree (`_parens`: which parentheses group something);
 - `_fragments`: matching a fragment's tokens against a scope's; `_tokens`: the tokenizer;
-- `_python`: Python structure from tree-sitter; `_cpp`: C and C++ structure (not yet read by the matchers);
+- `_python`: Python structure from tree-sitter; `_cpp`: C and C++ structure (definitions, statements, string
+  literals); `_cpp_tokens`: the C/C++ tokenizer; `_cpp_parens`: which C/C++ parentheses group nothing;
   `_bounded`: regex and tree-sitter query forms, bounded.
 """
 

@@ -144,14 +144,29 @@ def search_regex(pattern: str, text: str, start: int, end: int, timeout: float =
 
 # --- tree-sitter queries --------------------------------------------------------------------------------------
 
+#: The grammars a query may be written in, by the language of the file it reads (`model.language_of`).
+GRAMMARS = ("python", "cpp")
+
+
+def _language(grammar: str) -> tree_sitter.Language:
+    if grammar == "cpp":
+        from ._cpp import LANGUAGE as CPP
+
+        return CPP
+    return LANGUAGE
+
+
 @functools.lru_cache(maxsize=512)
-def compile_query(source: str) -> tree_sitter.Query:
+def compile_query(source: str, grammar: str = "python") -> tree_sitter.Query:
+    """The query compiled with the grammar of the files it reads (`GRAMMARS`); InvalidPattern past the bounds."""
+    if grammar not in GRAMMARS:
+        raise ValueError(f"no tree-sitter grammar {grammar!r}")
     if len(source) > QUERY_MAX_LENGTH:
         raise InvalidPattern(f"query of {len(source)} characters; at most {QUERY_MAX_LENGTH}")
     if _REGEX_PREDICATE.search(source):
         raise InvalidPattern("regex predicates (#match? and its kin) are not supported in queries; use `matches:`")
     try:
-        query = tree_sitter.Query(LANGUAGE, source)
+        query = tree_sitter.Query(_language(grammar), source)
     except (tree_sitter.QueryError, ValueError, RuntimeError) as exc:
         raise InvalidPattern(f"query does not compile: {exc}") from None
     if query.pattern_count > QUERY_MAX_PATTERNS:
@@ -161,18 +176,20 @@ def compile_query(source: str) -> tree_sitter.Query:
     return query
 
 
-def query_first(source: str, data: bytes, ranges: list[tuple[int, int]]) -> tuple[int, int, int] | None:
-    """The first match of the query lying wholly within one of the byte ranges of `data` (Python source):
-    (index of that range, start byte, end byte), trying the ranges in order; None when none has one.
+def query_first(source: str, data: bytes, ranges: list[tuple[int, int]], grammar: str = "python"
+                ) -> tuple[int, int, int] | None:
+    """The first match of the query lying wholly within one of the byte ranges of `data` (source in `grammar`,
+    one of `GRAMMARS`, parsed as it is): (index of that range, start byte, end byte), trying the ranges in order;
+    None when none has one.
 
     The query is checked here (`compile_query`), then run in a child process: past QUERY_SECONDS of CPU, or
     QUERY_MEMORY of memory more than the file's tree took, InvalidPattern; Unavailable when the child could
     not parse the file or run at all.
     """
-    compile_query(source)
+    compile_query(source, grammar)
     if not ranges:
         return None
-    header = json.dumps({"query": source, "ranges": ranges, "match_limit": QUERY_MATCH_LIMIT,
+    header = json.dumps({"query": source, "grammar": grammar, "ranges": ranges, "match_limit": QUERY_MATCH_LIMIT,
                          "seconds": QUERY_SECONDS, "memory": QUERY_MEMORY}).encode()
     try:
         # started in this package's folder: `-c` puts the working folder first on sys.path, and the run's (a KB
@@ -219,8 +236,12 @@ _QUERY_CHILD = """\
 import json, resource, signal, sys
 header = json.loads(sys.stdin.buffer.readline())
 data = sys.stdin.buffer.read()
-import tree_sitter, tree_sitter_python
-language = tree_sitter.Language(tree_sitter_python.language())
+import tree_sitter
+if header["grammar"] == "cpp":
+    import tree_sitter_cpp as grammar
+else:
+    import tree_sitter_python as grammar
+language = tree_sitter.Language(grammar.language())
 root = tree_sitter.Parser(language).parse(data).root_node
 query = tree_sitter.Query(language, header["query"])
 try:

@@ -209,6 +209,85 @@ def resolve(root: tree_sitter.Node, symbol: str, found: list[tuple[str, tuple[in
     return sorted(rng for name, rng in (found if found is not None else definitions(root)) if name == wanted)
 
 
+#: Nodes whose named children are statements (or declarations) one after another: a block, a file, a namespace's
+#: or an `extern "C"` body, a class's member list, the statements after a `case` label, a preprocessor branch.
+_STATEMENT_PARENTS = frozenset("""compound_statement translation_unit declaration_list field_declaration_list
+    case_statement preproc_if preproc_ifdef preproc_else preproc_elif preproc_elifdef""".split())
+#: Fields of those that are not statements: a `case`'s value, a preprocessor branch's condition or name and the
+#: branch after it.
+_NOT_STATEMENTS = frozenset({"value", "condition", "name", "alternative"})
+#: Where a statement written without braces is a body of its own (`if (x) a = 1;`), a block of one statement:
+#: the fields of the statements that have a body, and the nodes whose one statement is it (`else a = 1;`).
+_BODIES = {"if_statement": "consequence", "while_statement": "body", "for_statement": "body",
+           "for_range_loop": "body", "do_statement": "body"}
+_WRAPPING = frozenset({"else_clause", "labeled_statement"})
+
+
+def is_statement(node: tree_sitter.Node) -> bool:
+    """Whether `node` is a statement as `statement_at` finds them."""
+    parent = node.parent
+    if parent is None or not node.is_named or node.type == "comment":
+        return False
+    if parent.type in _STATEMENT_PARENTS:
+        return field_of(parent, node) not in _NOT_STATEMENTS
+    if node.type == "compound_statement":
+        return False  # a block's braces belong to the statement it is the body of
+    if parent.type in _WRAPPING:
+        return node.type != "statement_identifier"  # a label's name is no statement
+    return parent.type in _BODIES and field_of(parent, node) == _BODIES[parent.type]
+
+
+def field_of(parent: tree_sitter.Node, node: tree_sitter.Node) -> str | None:
+    """The field `node` stands in of `parent` (`left`, `body`, ...), or None."""
+    for i, child in enumerate(parent.children):
+        if child.id == node.id:
+            return parent.field_name_for_child(i)
+    return None
+
+
+def statement_at(root: tree_sitter.Node, byte: int) -> tree_sitter.Node | None:
+    """The innermost statement holding `byte`: a node that stands directly in a block, a file, a namespace, a
+    class's members, after a `case` label or in a preprocessor branch, or a body written without braces. None
+    where there is none."""
+    node = root.descendant_for_byte_range(byte, byte + 1)
+    while node is not None and not is_statement(node):
+        node = node.parent
+    return node
+
+
+def consecutive(first: tree_sitter.Node, second: tree_sitter.Node) -> bool:
+    """Whether `second` is the statement right after `first` in one block, comments aside (a body without braces
+    has none after it)."""
+    if first.parent is None or first.parent.type not in _STATEMENT_PARENTS:
+        return False
+    following = first.next_named_sibling
+    while following is not None and following.type == "comment":
+        following = following.next_named_sibling
+    return following is not None and following.id == second.id
+
+
+#: What a fragment's `$NAME` may stand for whole, besides one token: an expression, a braced initializer, a type.
+EXPRESSIONS = tuple("""identifier qualified_identifier template_function field_expression call_expression
+    subscript_expression binary_expression unary_expression pointer_expression update_expression cast_expression
+    sizeof_expression alignof_expression conditional_expression assignment_expression comma_expression
+    parenthesized_expression new_expression delete_expression lambda_expression compound_literal_expression
+    co_await_expression fold_expression initializer_list number_literal string_literal raw_string_literal
+    concatenated_string char_literal user_defined_literal true false null this template_type
+    primitive_type type_identifier sized_type_specifier""".split())
+
+
+@functools.lru_cache(maxsize=1)
+def _expression_query() -> tree_sitter.Query:
+    return tree_sitter.Query(LANGUAGE, "[" + " ".join(f"({kind})" for kind in EXPRESSIONS) + "] @e")
+
+
+def expression_spans(root: tree_sitter.Node) -> list[tuple[int, int]]:
+    """(start byte, end byte) of every expression, braced initializer and type of the file (`EXPRESSIONS`) that
+    the parser read without an error."""
+    nodes = tree_sitter.QueryCursor(_expression_query()).captures(root).get("e", ())
+    return [(n.start_byte, n.end_byte) for n in nodes if not n.has_error]
+
+
 @functools.lru_cache(maxsize=1)
 def _string_query() -> tree_sitter.Query:
     return tree_sitter.Query(LANGUAGE, "[(string_literal) (raw_string_literal) (concatenated_string)] @s")

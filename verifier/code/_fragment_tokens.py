@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from . import _cpp_tokens, _fragments, _python, _tokens
+from . import _cpp_parens, _cpp_tokens, _fragments, _python, _tokens
 from ._canonical import (
     _META_PREFIX,
     _RUN_NAME,
@@ -81,6 +81,13 @@ class Fragment:
                             f"at most {_fragments.MAX_VARIABLES}")
             return []
         return tokens
+
+    @functools.cached_property
+    def cpp_canonical(self) -> list[Token]:
+        """`cpp_tokens` without the parentheses that group nothing and the commas before a `}` (`_cpp_parens`),
+        as a C or C++ scope is compared once it is read the same way."""
+        tokens = self.cpp_tokens
+        return _cpp_parens.canonical(tokens, _cpp_parens.fragment_dropped(self.code, tokens)) if tokens else []
 
     @property
     def is_empty(self) -> bool:

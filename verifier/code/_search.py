@@ -1,6 +1,8 @@
 """Finding a fragment in a file: in a Python file, its tokens among those of the scope's code in the canonical
 layout, laid out only around the places where the fragment's rarest name is written; in a C or C++ file, its
-C/C++ tokens among the scope's (layout and comments aside); in any other file, its text with whitespace folded."""
+C/C++ tokens among the scope's (layout and comments aside), both read without the parentheses that group nothing
+and the commas before a `}` (`_cpp_parens`), or both as written; in any other file, its text with whitespace
+folded."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ import bisect
 import re
 from functools import cached_property
 
-from . import _canonical, _cpp_tokens, _fragments, _python
+from . import _canonical, _cpp, _cpp_parens, _cpp_tokens, _fragments, _python
 from ._file import _WS, Scope, Span, _File
 from ._fragment_tokens import Fragment
+from ._tokens import META
 
 
 class _Search(_File):
@@ -122,24 +125,45 @@ class _Search(_File):
     # --- C and C++: tokens, layout and comments aside ---------------------------
 
     @cached_property
-    def _cpp_tokens(self) -> tuple[list, list[int], dict[str, list[int]]]:
-        """The file's C/C++ tokens, their starts, and each token text's positions (a fragment is tried only where
-        its first token is written)."""
-        tokens = _cpp_tokens.tokenize(self.text)
-        index: dict[str, list[int]] = {}
-        for i, token in enumerate(tokens):
-            index.setdefault(token.text, []).append(i)
-        return tokens, [t.start for t in tokens], index
+    def _cpp_tokens(self) -> _CppTokens:
+        """The file's C/C++ tokens as written."""
+        return _CppTokens(_cpp_tokens.tokenize(self.text))
+
+    @cached_property
+    def _cpp_canonical(self) -> _CppTokens:
+        """The file's C/C++ tokens without the parentheses that group nothing and the commas before a `}`
+        (`_cpp_parens`, from the file's tree)."""
+        written = self._cpp_tokens.tokens
+        dropped = _cpp_parens.redundant(self.root, 0, len(self._encoded))
+        canonical = _cpp_parens.canonical(written, dropped, None if self._ascii else self.char)
+        return self._cpp_tokens if len(canonical) == len(written) else _CppTokens(canonical)
+
+    @cached_property
+    def _cpp_expressions(self) -> list[tuple[int, int]]:
+        """Character offsets of the file's expressions, braced initializers and types (`_cpp.expression_spans`)."""
+        if self._ascii:
+            return _cpp.expression_spans(self.root)
+        return [(self.char(a), self.char(b)) for a, b in _cpp.expression_spans(self.root)]
 
     def _find_cpp(self, fragment: Fragment, scope: Scope) -> list[tuple[Span, dict[str, str]]]:
-        tokens, starts, index = self._cpp_tokens
-        lo, hi = bisect.bisect_left(starts, scope.start), bisect.bisect_left(starts, scope.end)
+        """Where the fragment's tokens are the scope's, both read without the parentheses that group nothing and
+        the commas before a `}`, or both as written: a pair that the fragment's parse keeps and the file's does
+        not (or a fragment that does not parse as C++) still matches the code written as it is."""
         found: dict[Span, dict[str, str]] = {}
-        bound: list[dict] = []
-        for start, end in _fragments.find(fragment.cpp_tokens, tokens, lo, hi, index, bound=bound):
-            if end > start:  # an empty match only comes from a fragment of bare `$$$`
-                found.setdefault(Span(tokens[start].start, tokens[end - 1].end),
-                                 {name: self._bound_text(tokens, a, b) for name, (a, b) in bound[-1].items()})
+        searches = [(fragment.cpp_canonical, self._cpp_canonical)]
+        if [t.text for t in fragment.cpp_canonical] != [t.text for t in fragment.cpp_tokens] \
+                or self._cpp_canonical is not self._cpp_tokens:
+            searches.append((fragment.cpp_tokens, self._cpp_tokens))
+        names = any(t.kind == META for t in fragment.cpp_tokens)
+        for pattern, stream in searches:
+            tokens = stream.tokens
+            lo, hi = bisect.bisect_left(stream.starts, scope.start), bisect.bisect_left(stream.starts, scope.end)
+            bound: list[dict] = []
+            ends = stream.ends(self._cpp_expressions) if names else None
+            for start, end in _fragments.find(pattern, tokens, lo, hi, stream.index, ends=ends, bound=bound):
+                if end > start:  # an empty match only comes from a fragment of bare `$$$`
+                    found.setdefault(Span(tokens[start].start, tokens[end - 1].end),
+                                     {name: self._bound_text(tokens, a, b) for name, (a, b) in bound[-1].items()})
         return sorted(found.items(), key=lambda item: (item[0].start, item[0].end))
 
     # --- text (files that are neither Python nor C/C++) -------------------------
@@ -174,6 +198,45 @@ class _Search(_File):
             spans.append(Span(offsets[at], offsets[end_index - 1] + 1))
             at = folded.find(needle, at + 1, hi)
         return spans
+
+
+class _CppTokens:
+    """C/C++ tokens, their starts, and each token text's positions (a fragment is tried only where its first token
+    is written)."""
+
+    def __init__(self, tokens: list) -> None:
+        self.tokens = tokens
+        self.starts = [t.start for t in tokens]
+        self.index: dict[str, list[int]] = {}
+        for i, token in enumerate(tokens):
+            self.index.setdefault(token.text, []).append(i)
+        self._ends: _CppEnds | None = None
+
+    def ends(self, spans: list[tuple[int, int]]) -> _CppEnds:
+        """What a `$NAME` may bind from each token (`_CppEnds`), from the character spans of the file's
+        expressions; made once."""
+        if self._ends is None:
+            starts, longer = self.starts, {}
+            for a, b in spans:
+                i = bisect.bisect_left(starts, a)
+                if i < len(starts) and starts[i] == a:  # not a pair left out: what it holds starts a token
+                    j = bisect.bisect_left(starts, b)
+                    if j > i + 1:
+                        longer.setdefault(i, []).append(j)
+            self._ends = _CppEnds(longer)
+        return self._ends
+
+
+class _CppEnds:
+    """Where a `$NAME` that binds from token i may end, as `_fragments.find` asks it (`ends.get(i)`): after the one
+    token, or after a whole expression, braced initializer or type that starts there, the shortest first (so that
+    the one token it bound before is tried first)."""
+
+    def __init__(self, longer: dict[int, list[int]]) -> None:
+        self.longer = longer
+
+    def get(self, i: int, default=()) -> list[int]:
+        return [i + 1, *self.longer.get(i, ())]
 
 
 def _statement_shape(tokens: tuple, name: str) -> tuple[int, int, int | None] | None:
