@@ -1,5 +1,6 @@
 """The mutants of a Python file, made as text edits from tree-sitter's tree: edits that change what the code a
 check matched means, and rewrites of the whole file that change nothing (`verifier.mutate` runs the checks on them).
+Those of a C or C++ file are `verifier.mutants_cpp`'s (`meaning_mutants` hands a C or C++ form to it).
 
 Meaning mutants: the literal changed, the comparison negated, the call renamed, a keyword argument dropped, the
 statement deleted, two statements swapped... within the lines a holding verdict points at. Neutral mutants: the
@@ -21,7 +22,7 @@ import tree_sitter
 
 from .code import _python
 from .matchers import REGISTRY
-from .model import Verdict
+from .model import Verdict, language_of
 
 MEANING, NEUTRAL = "meaning", "neutral"
 #: Mutants made from one check's matched code, at most.
@@ -59,7 +60,13 @@ class _Edits:
 
 
 def meaning_mutants(form, verdict: Verdict, text: str) -> Iterator[Mutant]:
-    """Mutants that change the meaning of the code a holding verdict points at (its lines)."""
+    """Mutants that change the meaning of the code a holding verdict points at (its lines); those of a C or C++
+    file are `mutants_cpp`'s."""
+    if language_of(verdict.path or form.path) == "cpp":
+        from .mutants_cpp import meaning_mutants as cpp_mutants  # it builds on this module
+
+        yield from cpp_mutants(form, verdict, text)
+        return
     data = text.encode("utf-8")
     tree = _python.parse(data)
     if not verdict.lines:

@@ -13,8 +13,10 @@ those is a bug of the matcher, never of the entry.
 This module runs the entry's checks on the mutants and says what changed; the
 mutants themselves are made in `verifier.mutants` (from tree-sitter's tree of the
 file, as text edits; a mutant that does not parse as well as the original is
-dropped), and their names are importable from here too. Only Python files are
-mutated. Time is bounded per entry (`seconds`): what is not reached is said.
+dropped), and their names are importable from here too; those of C and C++ files
+in `verifier.mutants_cpp` (from tree-sitter-cpp's tree, re-laid by clang-format
+when it is installed). Other files are not mutated. Time is bounded per entry
+(`seconds`): what is not reached is said.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .reading import FileCache, evaluate_check
+from . import mutants_cpp
 from .matchers import REGISTRY
-from .model import HOLDS, Check, Entry, Release, Verdict
+from .model import HOLDS, Check, Entry, Release, Verdict, language_of
 from .mutants import MAX_MEANING, MEANING, NEUTRAL, Mutant, default_formatters, meaning_mutants, neutral_mutants
+from .reading import FileCache, evaluate_check
 from .sources import Snapshot, SourceUnavailable
 
 __all__ = ["MAX_MEANING", "MEANING", "NEUTRAL", "EntryReport", "Mutant", "Outcome", "default_formatters",
@@ -113,8 +116,13 @@ class _Overlay(Snapshot):
 
 def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds: float = 120.0,
                  formatters: dict[str, list[str]] | None = None,
-                 progress: Callable[[str], None] | None = None) -> EntryReport:
-    """Mutants of the code the entry's checks of `engine` matched at `release`, and of the files they read."""
+                 progress: Callable[[str], None] | None = None,
+                 cpp_formatters: dict[str, list[str]] | None = None) -> EntryReport:
+    """Mutants of the code the entry's checks of `engine` matched at `release`, and of the files they read.
+
+    `formatters` re-lay Python files (`mutants.default_formatters` by default), `cpp_formatters` C and C++ files
+    (`mutants_cpp.default_formatters`: clang-format's styles), which are also re-laid in the engine's own
+    `.clang-format` when the release has one."""
     report = EntryReport(entry, engine, release)
     checks = [c for c in entry.checks if c.engine == engine and c.forms_at(release.version)]
     deadline = time.monotonic() + seconds
@@ -143,13 +151,18 @@ def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds:
                 continue
             index, verdict = before[check.id]
             form = check.forms[index]
-            text = _text(snapshot, verdict.path or form.path, report)
-            if text is not None and form.is_python:
+            path = verdict.path or form.path
+            text = _text(snapshot, path, report)
+            if text is not None and language_of(path) in ("python", "cpp"):
                 yield from ((m, check.id) for m in meaning_mutants(form, verdict, text))
         for path in sorted({(before[c][1].path or "") for c in report.holding} - {""}):
             text = _text(snapshot, path, report)
-            if text is not None and path.endswith((".py", ".pyi")):
+            if text is None:
+                continue
+            if language_of(path) == "python":
                 yield from ((m, "") for m in neutral_mutants(path, text, formatters))
+            elif language_of(path) == "cpp":
+                yield from ((m, "") for m in _cpp_neutral(snapshot, path, text, cpp_formatters, report))
 
     for mutant, check_id in mutants():
         if time.monotonic() > deadline:
@@ -161,13 +174,37 @@ def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds:
     return report
 
 
+def _cpp_neutral(snapshot, path: str, text: str, formatters: dict[str, list[str]] | None, report: EntryReport):
+    """`mutants_cpp.neutral_mutants` of a C or C++ file, in the engine's own style too (the `.clang-format`
+    nearest the file, as clang-format finds it); the report says when clang-format is missing."""
+    if mutants_cpp.clang_format() is None and mutants_cpp.CLANG_FORMAT_MISSING not in report.notes:
+        report.notes.append(mutants_cpp.CLANG_FORMAT_MISSING)
+    return mutants_cpp.neutral_mutants(path, text, formatters, _style_file(snapshot, path))
+
+
+def _style_file(snapshot, path: str) -> str | None:
+    """The text of the `.clang-format` in the folder of `path` or the nearest above it, in the release."""
+    parts = path.split("/")[:-1]
+    for depth in range(len(parts), -1, -1):
+        try:
+            data = snapshot.read("/".join([*parts[:depth], ".clang-format"]))
+        except SourceUnavailable:
+            data = None
+        if data is not None:
+            return data.decode("utf-8", "replace")
+    return None
+
+
 def _structural(form) -> bool:
-    """Whether a form compares what code says (its fragments parse as Python), not how it is laid out."""
+    """Whether a form compares what code says (its fragments parse as Python; any fragment of a C or C++ file,
+    compared token by token), not how it is laid out."""
     from .code import fragment
 
     matcher = REGISTRY.get(form.matcher)
     if matcher is None or matcher.validate is not None:  # a regex or a query reads the text as it is
         return matcher is not None and form.matcher == "query"
+    if language_of(form.path) == "cpp":
+        return True
     if matcher.code and not fragment(form.pattern).structural:
         return False
     return form.after is None or fragment(form.after).structural

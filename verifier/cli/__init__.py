@@ -162,9 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "so that its meaning changes (a literal, an operator, a call, a keyword argument, a statement "
                     "deleted or moved) and run every check of the entry on each mutant: a mutant that no check "
                     "notices survives, and shows what the entry does not pin. Then re-lay the files the checks "
-                    "read (ruff format and black at several line lengths, redundant parentheses, trailing commas, "
-                    "quotes, comments): a verdict that changes there is a bug of the matcher. Exits 1 when a "
-                    "reformat changed a verdict.")
+                    "read (Python: ruff format and black at several line lengths, redundant parentheses, "
+                    "trailing commas, quotes, comments; C and C++: clang-format in several styles, layout only, "
+                    "comments, redundant parentheses, trailing commas): a verdict that changes there is a bug of "
+                    "the matcher. Exits 1 when a reformat changed a verdict.")
     mutate.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
     mutate.add_argument("--engine", help="only the checks of this engine")
     mutate.add_argument("--source", action="append", default=[], metavar="[ENGINE=]SPEC",
