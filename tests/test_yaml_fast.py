@@ -223,6 +223,18 @@ def test_libyaml_is_the_fast_path_where_pyyaml_has_it():
     assert _yaml._FAST_LOADER is yaml.CSafeLoader
 
 
+@pytest.mark.parametrize("text, fast", [
+    ("contains: 'n = a ? b : c;'\n", True),  # C++'s conditional inside a quoted scalar is text
+    ("contains: |\n  x = a ? b : c;\n", True),
+    ("? k\n: v\n", False),  # an explicit key: PyYAML's reading
+    ("a:\n  ? k\n  : v\n", False),
+])
+def test_a_question_mark_leaves_the_fast_path_only_as_an_explicit_key(text, fast):
+    if _yaml._FAST_LOADER is None:
+        pytest.skip("PyYAML without libyaml here")
+    assert _yaml._libyaml_may_parse(text) is fast
+
+
 def test_the_kb_loads_on_the_fast_path_without_the_pure_one(monkeypatch):
     """The slow pure-Python path runs only for a problem: never for the knowledge base's own entries."""
     if _yaml._FAST_LOADER is None:
