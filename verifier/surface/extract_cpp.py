@@ -44,7 +44,8 @@ from dataclasses import dataclass, field, replace
 import tree_sitter
 
 from ..code import _cpp
-from .extract import MAX_DEFAULT, MAX_HELP, Default, fold
+from .extract import MAX_DEFAULT, MAX_HELP, Default, _text, fold
+from .extract import _strip_parens as _unwrap  # tree-sitter-cpp names the node as Python's grammar does
 from .model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item
 
 #: The example whose options are the surface: llama-server's.
@@ -81,16 +82,6 @@ _NOT_LITERAL = object()
 
 
 # --- reading nodes --------------------------------------------------------------------------------------------
-
-def _text(node: tree_sitter.Node) -> str:
-    return fold(node.text.decode("utf-8", "replace"))
-
-
-def _unwrap(node: tree_sitter.Node) -> tree_sitter.Node:
-    while node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
-
 
 def _string(node: tree_sitter.Node | None, data: bytes) -> str | None:
     """A string literal's value (adjacent literals joined, escapes resolved, a raw string as written; a format
