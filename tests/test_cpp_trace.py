@@ -16,14 +16,7 @@ from verifier import locate
 
 from .conftest import run_cli
 from .index_server import IndexServer, make_sdist
-
-REGISTRY = '''
-llama-cpp:
-  name: llama.cpp
-  package: llama-cpp-python
-  repository: https://github.com/ggml-org/llama.cpp
-  vendored_at: vendor/llama.cpp
-'''
+from .test_vendored_engine import REGISTRY  # llama.cpp vendored in llama-cpp-python's sdists
 
 SERVER = '''#include "common.h"
 struct server_context {

@@ -16,14 +16,7 @@ from verifier import mutants_cpp
 
 from .conftest import make_kb
 from .index_server import IndexServer, make_sdist
-
-REGISTRY = '''
-llama-cpp:
-  name: llama.cpp
-  package: llama-cpp-python
-  repository: https://github.com/ggml-org/llama.cpp
-  vendored_at: vendor/llama.cpp
-'''
+from .test_vendored_engine import REGISTRY  # llama.cpp vendored in llama-cpp-python's sdists
 
 COMMON_H = b'''#pragma once
 #include <string>
