@@ -1084,6 +1084,14 @@ PREFILTER = {FLAG: (b"add_argument", b"class "),
              REQUEST: (b"Request", b"ReqInput")}
 
 
+def prefiltered(files: dict[str, bytes | None], kind: str, env_primary: Iterable[str],
+                prefilter: dict[str, tuple[bytes, ...]]) -> dict[str, bytes]:
+    """The files of one kind worth parsing: those holding one of the kind's `prefilter` byte strings, and, for
+    variables, the `env_primary` files whatever they hold (both extractors, each with its own strings)."""
+    primary = set(env_primary) if kind == ENV else set()
+    return {p: d for p, d in files.items() if d is not None and (p in primary or any(b in d for b in prefilter[kind]))}
+
+
 def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[str] = ()) -> list[Item]:
     """Every item of a release, from its files by kind (`{kind: {path: bytes}}`), sorted by kind and name.
 
@@ -1092,9 +1100,7 @@ def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[st
     items: list[Item] = []
     trees: dict = {}
     for kind, files in files_by_kind.items():
-        primary = set(env_primary) if kind == ENV else set()
-        wanted = {p: d for p, d in files.items()
-                  if d is not None and (p in primary or any(b in d for b in PREFILTER[kind]))}
+        wanted = prefiltered(files, kind, env_primary, PREFILTER)
         if not wanted:
             continue
         parsed = _Parsed(wanted, trees)

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 import tree_sitter
 
 from ..code import _cpp
-from .extract import MAX_DEFAULT, MAX_HELP, Default, _text, fold
+from .extract import MAX_DEFAULT, MAX_HELP, Default, _text, fold, prefiltered
 from .extract import _strip_parens as _unwrap  # tree-sitter-cpp names the node as Python's grammar does
 from .model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item
 
@@ -1081,9 +1081,7 @@ def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[st
 
     items: list[Item] = []
     for kind, files in files_by_kind.items():
-        primary = set(env_primary) if kind == ENV else set()
-        wanted = {p: d for p, d in files.items()
-                  if d is not None and (p in primary or any(b in d for b in PREFILTER[kind]))}
+        wanted = prefiltered(files, kind, env_primary, PREFILTER)
         if not wanted:
             continue
         read = parsed(wanted)
@@ -1091,6 +1089,7 @@ def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[st
             flags, declared = _options(read)
             items.extend(flags if kind == FLAG else declared)
             if kind == ENV:
+                primary = set(env_primary)
                 for path in sorted(read, key=lambda p: (p not in primary, p)):
                     items.extend(_getenv(path, *read[path]))
         elif kind == METRIC:
