@@ -277,3 +277,50 @@ def test_a_name_binds_one_token_or_one_whole_expression(pattern, code, value):
 def test_a_name_written_twice_binds_the_same_code():
     assert holds("$A = $A + 1;", "x.y = x.y + 1;")
     assert not holds("$A = $A + 1;", "x.y = x.z + 1;")
+
+
+# --- named values ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code,allowed,status", [
+    ("int32_t n_ctx = 4096u;", "4096", "holds"),  # a suffix is no part of the value
+    ("int32_t n_ctx = 4'096;", "4096", "holds"),  # nor is a digit separator
+    ("int32_t n_ctx = 0x1000;", "4096", "holds"),
+    ("int32_t n_ctx = 4097u;", "4096", "changed"),  # another value is another value
+    ("float n_ctx = 0.80f;", "0.8", "holds"),
+    ("float n_ctx = 0.85f;", "0.8", "changed"),
+    ("int32_t n_ctx = 0x1f;", "31", "holds"),  # a hex digit f is no float suffix
+    ("int32_t n_ctx = 0x1f;", "1", "changed"),
+])
+def test_a_named_value_in_c_is_compared_by_its_value(code, allowed, status):
+    written = code.split(" = ")[1].rstrip(";")
+    verdict = run("contains", code.split(" = ")[0] + " = $N;", f"struct common_params {{\n    {code}\n}};\n".encode(),
+                  "common_params.n_ctx", path="common/common.h", values=(("N", (allowed,)),))
+    assert verdict.status == status, verdict
+    if status == "holds":
+        assert dict(verdict.values) == {"N": written}
+    else:
+        assert f"N is {written} (the claim allows {allowed})" in verdict.hint
+
+
+@pytest.mark.parametrize("written,shown", [
+    ("4096u", "4096"), ("1024ull", "1024"), ("4'096", "4096"), ("0.80f", "0.8"), (".5f", "0.5"), ("0x10u", "16"),
+    ("0x1f", "31"), ("-1", "-1"), ("n_ctx_train", "n_ctx_train"), ("1024 * 1024", "1024 * 1024"), ('"auto"', "auto"),
+])
+def test_prose_shows_a_c_number_by_its_value(written, shown):
+    from verifier.model import bound_word
+
+    assert bound_word(written) == shown
+
+
+def test_lint_reads_values_in_a_cpp_check_and_still_refuses_them_where_text_is_compared(kb_root):
+    from .conftest import VALID_ENTRY
+    from .test_lint import lint_text
+
+    entry = VALID_ENTRY.replace("    contains: request.num_computed_tokens = 0\n    after: request.status = PREEMPTED\n"
+                                "    adjacent: true\n", "    contains: int32_t n_ctx = $N;\n    values: {N: [4096]}\n")
+    assert "$N" in entry
+    on_cpp = entry.replace("    path: pkg/sched.py", "    path: common/common.h")
+    assert "path: common/common.h" in on_cpp
+    assert not [d for d in lint_text(kb_root, on_cpp)[0] if d.code == "G315"]
+    on_text = entry.replace("    path: pkg/sched.py", "    path: docs/defaults.md")
+    assert [d.code for d in lint_text(kb_root, on_text)[0] if d.code == "G315"] == ["G315"]

@@ -149,7 +149,7 @@ def test_values_need_contains_in_every_form(kb_root):
     found = [d for d in _lint(text, kb_root) if d.code == "G315"]
     messages = " | ".join(d.message for d in found)
     assert "the fragment of form 1 of earlier does not write $ZERO" in messages
-    assert "values need `contains` without `after`, in a Python file; the check is not" in messages
+    assert "values need `contains` without `after`, in a Python, C or C++ file; the check is not" in messages
 
 
 def test_parts_fold_into_one_verdict():

@@ -2,7 +2,7 @@
 
 The loader (`entries`) reports what keeps a file from being read (G1xx) and
 the shape of its fields (G201-G203); the rules below judge the typed entry
-against the KB's vocabularies and FORMAT.md. All of them run offline.
+against the KB's vocabularies and docs/format.md. All of them run offline.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ RULES: dict[str, str] = {
     "G313": "a form can never apply: its bounds lie outside the engine's tracked releases, or a form before it "
             "decides every release it could",
     "G314": "introduced or fixed names an engine the entry does not have, or introduced does not come before fixed",
-    "G315": "a check's values are not read by every form: each form needs `contains` without `after` in a Python "
-            "file, its fragment writing $NAME for every named value",
+    "G315": "a check's values are not read by every form: each form needs `contains` without `after` in a Python, "
+            "C or C++ file, its fragment writing $NAME for every named value",
     "G316": "a part is repeated, a check names a part the entry does not declare, or a declared part has no check",
     "G401": "a required section is missing",
     "G402": "sections are out of order or repeated",
@@ -275,7 +275,7 @@ def _check_ids(entry: Entry, loaded: LoadedEntry, kb: KB):
 
 @entry_rule
 def _conditions(entry: Entry, loaded: LoadedEntry, kb: KB):
-    """`when` (FORMAT.md, "Conditions"): the engine is the entry's, the witness is a check of the entry for that
+    """`when` (docs/format.md, "Conditions"): the engine is the entry's, the witness is a check of the entry for that
     engine, the bounds are versions in order. The shape of each item is the loader's (G201-G203, G210)."""
     checks = {c.id: c for c in loaded.linted_checks}
     for condition, node in loaded.condition_nodes:

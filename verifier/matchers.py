@@ -1,4 +1,4 @@
-"""The matchers of FORMAT.md: one registry, read by every part that needs to know one.
+"""The matchers of docs/format.md: one registry, read by every part that needs to know one.
 
 Each matcher is declared once, in `REGISTRY`: the function that decides a form's
 verdict on a file, whether it needs a Python file, whether it takes a scope
@@ -228,7 +228,7 @@ def _query_problem(text: str, language: str = "python") -> tuple[str, str] | Non
 
 @dataclass(frozen=True)
 class Matcher:
-    """One matcher of FORMAT.md and everything the verifier does with it."""
+    """One matcher of docs/format.md and everything the verifier does with it."""
 
     name: str
     help: str  # the JSON Schema's description
@@ -243,10 +243,6 @@ class Matcher:
     validate: Callable[[str, str], tuple[str, str] | None] | None = None
     search: str = "scope"  # how a hint or a trace finds it in a release: fragment | symbol | text | scope
     mutate: str = "code"  # how `mutate` changes what it matched: code | absent | definition
-
-    @property
-    def python_only(self) -> bool:
-        return self.languages == ("python",)
 
 
 REGISTRY: dict[str, Matcher] = {m.name: m for m in (
@@ -268,5 +264,5 @@ REGISTRY: dict[str, Matcher] = {m.name: m for m in (
 )}
 #: The languages of the files each modifier reads (`in` names a definition, `adjacent` compares statements).
 MODIFIER_LANGUAGES = {"in": ("python", "cpp"), "adjacent": ("python", "cpp")}
-#: The matchers' names, in the order FORMAT.md documents them.
+#: The matchers' names, in the order docs/format.md documents them.
 NAMES = tuple(REGISTRY)

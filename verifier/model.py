@@ -6,13 +6,14 @@ import datetime as _dt
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from packaging.version import InvalidVersion, Version
 
-# The verdicts of a check at a release (FORMAT.md, "Verdicts").
+# The verdicts of a check at a release (docs/format.md, "Verdicts").
 HOLDS = "holds"
 CHANGED = "changed"
 MISSING = "missing"
@@ -26,7 +27,7 @@ MISSING_REASONS = ("file-missing", "symbol-missing")
 #: Reasons a check is `error` (the machinery could not decide).
 ERROR_REASONS = ("unavailable", "invalid", "unparsable")
 
-# The statuses of an entry for one engine at one release, in the order FORMAT.md decides them.
+# The statuses of an entry for one engine at one release, in the order docs/format.md decides them.
 NOT_AFFECTED = "not-affected"
 UNVERIFIED = "unverified"
 STATUSES = (NOT_AFFECTED, HOLDS, CHANGED, UNVERIFIED)
@@ -216,7 +217,7 @@ def setting_value(value: object) -> object:
 
 @dataclass(frozen=True)
 class Condition:
-    """A setting under which an entry's gotcha bites (FORMAT.md, "Conditions"): a flag (with its aliases) or an
+    """A setting under which an entry's gotcha bites (docs/format.md, "Conditions"): a flag (with its aliases) or an
     environment variable of one engine, the values that make it bite (`is`) or spare it (`is-not`), the default
     a deployment that does not set it gets, and the check of the entry that pins that default."""
 
@@ -310,11 +311,33 @@ class Condition:
         return f"{self.setting} is {'not ' if self.negated else ''}{shown}"
 
 
+#: A C or C++ number literal with what Python's literals lack: digit separators (`1'000`) and suffixes (`4096u`,
+#: `1024ull`, `0.80f`). Hexadecimal and binary integers take integer suffixes only (`0x1f` is a number, not `0x1`).
+_C_NUMBER = re.compile(r"(?P<sign>[+-]?)(?:(?P<int>(?:0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*))"
+                       r"(?:[uU](?:ll|LL|[lLzZ])?|(?:ll|LL|[lLzZ])[uU]?)"
+                       r"|(?P<float>(?:\d[\d']*\.[\d']*|\.\d[\d']*|\d[\d']*)(?:[eE][+-]?\d+)?)[fFlL])")
+
+
+def _c_number(text: str) -> str | None:
+    """The Python spelling of a C/C++ number literal written with a separator or a suffix, or None."""
+    found = _C_NUMBER.fullmatch(text)
+    if found is None:
+        if "'" in text and re.fullmatch(r"[+-]?\d[\d']*(?:\.[\d']*)?", text) and not text.endswith("'"):
+            return text.replace("'", "")
+        return None
+    digits = (found["int"] or found["float"]).replace("'", "")
+    if found["int"] and re.fullmatch(r"0\d+", digits):
+        return None  # a C octal literal (`0755`): not what Python reads the digits as
+    return found["sign"] + digits
+
+
 def bound_word(text: str) -> str:
     """A named value as prose shows it: a Python literal by its value (`"fcfs"` is fcfs, `0x10` is 16, `True` is
-    true), anything else (an expression, a name) as the code writes it."""
+    true), a C/C++ number by its value (`4096u` is 4096, `0.80f` is 0.8), anything else (an expression, a name)
+    as the code writes it."""
     import ast
 
+    text = _c_number(text) or text
     try:
         value = ast.literal_eval(text) if len(text) <= 200 else text
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -431,7 +454,8 @@ def languages_words(languages) -> str:
     return "a " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]) + " file"
 
 
-#: When no form holds, the verdict of the check is the strongest of its forms' (FORMAT.md, "A claim across releases").
+#: When no form holds, the verdict of the check is the strongest of its forms'
+#: (docs/format.md, "A claim across releases").
 _STRENGTH = {CHANGED: 0, ERROR: 1, MISSING: 2}
 
 
@@ -459,7 +483,7 @@ def before(version: str, bound: str) -> bool:
 
 def entry_status(version: str, verdicts: Iterable[str], introduced: str | None = None,
                  fixed: str | None = None) -> str:
-    """An entry's status for one engine at one release: the one place FORMAT.md's "Verdicts" rules live.
+    """An entry's status for one engine at one release: the one place docs/format.md's "Verdicts" rules live.
 
     `verdicts` are the verdicts of the entry's checks that have one at this release (with parts, as
     `parts_verdicts` folds them).

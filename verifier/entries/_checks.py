@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING
 
 from .. import _yaml
 from ..matchers import NAMES as MATCHERS
-from ..model import Check, Entry, Form
+from ..model import Check, Entry, Form, language_of, languages_words
 from ._values import BOUNDS, _text
+
+#: The languages whose fragments bind named values (`$NAME`, FORMAT's "Values from the code").
+VALUE_LANGUAGES = ("python", "cpp")
 
 if TYPE_CHECKING:
     from . import LoadedEntry
@@ -117,14 +120,16 @@ def _named_values(node: _yaml.Node, problem) -> tuple[tuple[tuple[str, tuple[str
 
 
 def _values_problems(check: Check, line: int, problem) -> bool:
-    """G315: named values need `contains` without `after` in a Python file, in every form, each form's fragment
-    writing `$NAME` for every name (a form that did not would say nothing of the value where it applies)."""
+    """G315: named values need `contains` without `after` in a Python, C or C++ file (where code is compared by
+    structure and `$NAME` binds an expression), in every form, each form's fragment writing `$NAME` for every name
+    (a form that did not would say nothing of the value where it applies)."""
     ok = True
     for form in check.forms:
         where = "the check" if form.index == 0 else f"form {form.index} of earlier"
-        if form.matcher != "contains" or form.after is not None or not form.path.endswith((".py", ".pyi")):
+        if form.matcher != "contains" or form.after is not None or language_of(form.path) not in VALUE_LANGUAGES:
             problem(form.line if form.index else line, "G315",
-                    f"{check.id}: values need `contains` without `after`, in a Python file; {where} is not")
+                    f"{check.id}: values need `contains` without `after`, in {languages_words(VALUE_LANGUAGES)}; "
+                    f"{where} is not")
             ok = False
             continue
         written = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", form.pattern))

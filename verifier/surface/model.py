@@ -31,10 +31,11 @@ NO_VALUE = _NoValue()
 class Item:
     """One setting or signal of a release.
 
-    `default` is the default as the code writes it (Python source, whitespace folded), None when there is none
-    (a required flag, a metric). `value` is that default's value when it is a literal (a JSON value: None, a
-    bool, a number, a string, a list), else NO_VALUE; a default that is not a literal is `computed`: the engine
-    derives it when it runs (from another setting, the environment, the hardware), and `default` shows from what.
+    `default` is the default as the code writes it (its Python, C or C++ source, whitespace folded), None when
+    there is none (a required flag, a metric). `value` is that default's value when it is a literal (a JSON value:
+    None, a bool, a number, a string, a list), else NO_VALUE; a default that is not a literal is `computed`: the
+    engine derives it when it runs (from another setting, the environment, the hardware), and `default` shows from
+    what.
     """
 
     kind: str
