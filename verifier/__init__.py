@@ -5,7 +5,7 @@ layers below it):
 
 - `model`: the plain values every stage shares (entries, checks, forms, verdicts).
 - `kb`, `entries`, `lint`, `schema`, `_yaml`: the knowledge base read from its files
-  and checked against FORMAT.md, with the file and line of every problem.
+  and checked against docs/format.md, with the file and line of every problem.
 - `sources`: where engine code comes from (the package index, git, a folder); each
   release opens as a `Snapshot` that reads repository paths.
 - `code`, `matchers`, `evaluate`: the matching core, a form and a file's content in,

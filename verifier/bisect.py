@@ -110,5 +110,5 @@ def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str
 
 
 def status(forms: tuple[Form, ...], snapshot, cache: FileCache) -> Verdict:
-    """The check's verdict from these of its forms (FORMAT.md's rule for several forms)."""
+    """The check's verdict from these of its forms (docs/format.md's rule for several forms)."""
     return check_verdict((f.index, evaluate(f, snapshot, cache)) for f in forms)[1]

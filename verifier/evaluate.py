@@ -3,7 +3,7 @@
 `evaluate_source` reads nothing and remembers nothing: the same form on the same
 content gives the same verdict wherever it runs (here or in a worker process,
 `helper`). Reading files and the verdict cache are `reading`'s. Each matcher of
-FORMAT.md is one function in `matchers.REGISTRY`; `evaluate_source` does what is
+docs/format.md is one function in `matchers.REGISTRY`; `evaluate_source` does what is
 common to all of them (resolving the scope), reports a place it cannot find as
 `missing`, and turns every failure of the machinery into an `error` verdict,
 never `changed`. A check's verdict is its forms' (its own, and the items of

@@ -179,7 +179,7 @@ def new_status_changes(before: EngineLedger, after: EngineLedger, versions) -> l
 
 @dataclass(frozen=True)
 class BoundsProblem:
-    """A release where the code contradicts an entry's `introduced` or `fixed` (FORMAT.md, "A claim across
+    """A release where the code contradicts an entry's `introduced` or `fixed` (docs/format.md, "A claim across
     releases"): something for the entry's author to look at."""
 
     engine: str

@@ -133,7 +133,7 @@ class Reader:
 
     def check(self, check: Check, version: str | None = None) -> tuple[int, Verdict] | None:
         """(form index, verdict) of a check at one release: its forms that apply at `version` (by default the
-        snapshot's release) evaluated, and combined as FORMAT.md says. None when no form applies there."""
+        snapshot's release) evaluated, and combined as docs/format.md says. None when no form applies there."""
         version = version if version is not None else self.snapshot.release.version
         return check_verdict((form.index, self.evaluate(form)) for form in check.forms_at(version))
 

@@ -129,7 +129,7 @@ class Proposal:
     how: str  # how it was found, for a reviewer
 
     def fields(self, check: Check) -> dict[str, object]:
-        """The keys an `earlier` item needs, in FORMAT.md's order: bounds, place, then code if it differs."""
+        """The keys an `earlier` item needs, in docs/format.md's order: bounds, place, then code if it differs."""
         form = self.form
         found: dict[str, object] = {}
         if form.since is not None:
@@ -199,7 +199,8 @@ class Walker:
         return found
 
     def check(self, check: Check, release: Release) -> tuple[int, Verdict] | None:
-        """(form index, verdict) of the check at a release, as FORMAT.md combines its forms; None: no form applies."""
+        """(form index, verdict) of the check at a release, as docs/format.md combines its forms; None: no form
+        applies."""
         return check_verdict((f.index, self.form(f, release)) for f in check.forms_at(release.version))
 
     def code_files(self, release: Release, kind: str) -> dict[str, bytes]:
@@ -259,7 +260,7 @@ def trace_check(entry: Entry, check: Check, walker: Walker) -> Trace:
             if (older is not None and older[1].status == HOLDS) or walker.form(form, releases[j]).status != HOLDS:
                 break
             j -= 1
-        # Bounded above only (as FORMAT.md's example): below its range the form is still tried, so that where
+        # Bounded above only (as docs/format.md's example): below its range the form is still tried, so that where
         # no form holds, a form whose place is there says `changed` rather than every form `missing`. A check
         # with bounds of its own (a claim that arrived later) gives its forms its `since`.
         form = replace(form, index=len(current.forms), until=release.version, since=check.since)

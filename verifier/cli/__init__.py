@@ -1,13 +1,4 @@
-"""The `gotchas` command: parse arguments, call the library, print, exit.
-
-Exit codes (every command):
-  0  all good: lint clean, and every verified check holds
-  1  something for an author to fix: a lint problem, a check that is changed or missing;
-     for verify, an entry that changed status in a newly verified release, or a
-     release that contradicts an entry's introduced/fixed
-  2  usage: bad arguments, no KB found, the KB's own data is malformed
-  3  the machinery failed (a source could not be read) and nothing else is wrong
-"""
+"""The `gotchas` command: parse arguments, call the library, print, exit (the exit codes: `_common.EXIT_CODES`)."""
 
 from __future__ import annotations
 
@@ -17,7 +8,7 @@ import sys
 from .. import __version__, report
 from .. import kb as kb_module
 from ..follow import KINDS
-from ._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, LintRefusal, UsageError
+from ._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, LintRefusal, UsageError, exit_codes_text
 from ._explore import run_bisect, run_locate, run_show, run_trace
 from ._follow import run_follow
 from ._publish import run_audit, run_new, run_schema, run_site
@@ -49,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gotchas",
         description="Verify a knowledge base of LLM serving-engine gotchas against the engines' source code.",
-        epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+        epilog=exit_codes_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gotchas {__version__}")
@@ -317,7 +308,7 @@ def _surface_options(command: argparse.ArgumentParser) -> None:
 def _entry_command(commands, name: str, summary: str, description: str) -> argparse.ArgumentParser:
     """A command over entries, an engine and sources: what `check` and `verify` share."""
     command = commands.add_parser(name, help=summary, description=description,
-                                  epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+                                  epilog=exit_codes_text(),
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     command.add_argument("entries", nargs="*", metavar="ENTRY", help="entry files or ids (default: every entry)")
     command.add_argument("--engine", help="only the checks of this engine")

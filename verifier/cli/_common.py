@@ -17,6 +17,28 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 #: `audit` found no engine version to audit (at a tracked release): not a pass (pip-audit and osv-scanner do so).
 EXIT_NOTHING_AUDITED = 4
 
+#: What each exit code means: the commands' `--help` and docs/format.md are written from this table.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "all good: lint clean, and every verified check holds; for audit, no gotcha applies",
+    EXIT_FINDINGS: "something for an author to fix: a lint problem, a check that is changed or missing; for verify, "
+                   "an entry that changed status in a newly verified release, or a release that contradicts an "
+                   "entry's introduced/fixed; for audit, a gotcha that applies (see --fail-on)",
+    EXIT_USAGE: "usage: bad arguments, no KB found, the KB's own data is malformed, a file that cannot be read",
+    EXIT_ERROR: "the machinery failed (a source could not be read) and nothing else is wrong",
+    EXIT_NOTHING_AUDITED: "audit only: nothing was audited (no engine version found, or none at a tracked "
+                          "release), which is not a pass",
+}
+
+
+def exit_codes_text() -> str:
+    """The exit codes as the commands' `--help` prints them."""
+    import textwrap
+
+    lines = ["Exit codes (every command):"]
+    for code, meaning in EXIT_CODES.items():
+        lines += textwrap.wrap(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent="     ")
+    return "\n".join(lines)
+
 
 class UsageError(Exception):
     pass

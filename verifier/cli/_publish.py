@@ -54,14 +54,21 @@ def run_new(args) -> int:
 
 
 def run_schema(args) -> int:
-    from .. import schema
+    from .. import docs, schema
 
     kb = _kb(args)
     text = schema.render(kb)
-    if args.write:
-        (kb.entries_dir / schema.SCHEMA_FILE).write_text(text, encoding="utf-8")
-    else:
+    if not args.write:
         sys.stdout.write(text)
+        return EXIT_OK
+    (kb.entries_dir / schema.SCHEMA_FILE).write_text(text, encoding="utf-8")
+    docs_path = kb.root / docs.DOCS_FILE
+    if docs_path.is_file() and not docs_path.is_symlink():  # a KB without the format's docs has none to update
+        written, problems = docs.sync(docs_path.read_text(encoding="utf-8"), docs.tables(kb))
+        if problems:
+            raise UsageError(f"{docs.DOCS_FILE}: " + "; ".join(problems))
+        docs_path.write_text(written, encoding="utf-8")
+        print(f"wrote {_display(kb, kb.entries_dir / schema.SCHEMA_FILE)} and the tables of {docs.DOCS_FILE}")
     return EXIT_OK
 
 

@@ -1,4 +1,4 @@
-"""Python code in one canonical layout (FORMAT.md, "Comparing code"), as a token stream.
+"""Python code in one canonical layout (docs/format.md, "Comparing code"), as a token stream.
 
 A scope's code and a fragment are both put in this layout, then compared
 token by token (`_fragments`). The layout is made from tree-sitter's syntax

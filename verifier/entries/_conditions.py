@@ -13,7 +13,7 @@ from ._values import BOUNDS, _text
 if TYPE_CHECKING:
     from . import LoadedEntry
 
-#: The keys of a condition, an item of `when` (FORMAT.md, "Conditions").
+#: The keys of a condition, an item of `when` (docs/format.md, "Conditions").
 CONDITION_FIELDS = ("engine", "flag", "env", "request", "endpoint", "only-if", "any", "is", "is-not", "set",
                     "default", "witness", *BOUNDS)
 #: The keys that say what a condition is about: exactly one per condition.

@@ -46,7 +46,7 @@ def runs(site: Site, entry: Entry, engine: str) -> list[dict]:
 
 
 def conditions_view(site: Site, entry: Entry, engine: str, version: str | None = None) -> list[dict]:
-    """An entry's conditions for one engine (FORMAT.md, "Conditions"), in words: at `version`, only those that
+    """An entry's conditions for one engine (docs/format.md, "Conditions"), in words: at `version`, only those that
     apply there, each saying whether its witness (the check that pins the default) holds in that release."""
     found = []
     for condition in entry.conditions:

@@ -1,5 +1,5 @@
 """A condition's default from the release surface: what a deployment that leaves the setting alone gets, read
-from the code of each release instead of one witness check (FORMAT.md, "Conditions")."""
+from the code of each release instead of one witness check (docs/format.md, "Conditions")."""
 
 from __future__ import annotations
 
