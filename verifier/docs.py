@@ -35,9 +35,9 @@ def _keys(properties: dict, required=(), skip=()) -> list[tuple]:
             for key, spec in properties.items() if key not in skip]
 
 
-def tables(kb: KB) -> dict[str, str]:
-    """Every generated table of docs/format.md, by name."""
-    from .cli._common import EXIT_CODES
+def tables(kb: KB, exit_codes: dict[int, str]) -> dict[str, str]:
+    """Every generated table of docs/format.md, by name; `exit_codes` are the command line's (`cli._common.EXIT_CODES`:
+    the library does not import the command line)."""
     from .lint import RULES
     from .matchers import NAMES, REGISTRY
     from .schema import entry_schema
@@ -64,7 +64,7 @@ def tables(kb: KB) -> dict[str, str]:
                                              "whole, which are inherited whole when the form gives none")]),
         "condition-keys": _table(("key", "meaning"), [(k, m) for k, _, m in _keys(condition["properties"])]),
         "lint-codes": _table(("code", "what it catches"), [(f"`{code}`", text) for code, text in RULES.items()]),
-        "exit-codes": _table(("code", "meaning"), [(str(code), text) for code, text in EXIT_CODES.items()]),
+        "exit-codes": _table(("code", "meaning"), [(str(code), text) for code, text in exit_codes.items()]),
     }
 
 

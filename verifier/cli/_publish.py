@@ -7,7 +7,8 @@ from pathlib import Path
 
 from .. import kb as kb_module
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from ._common import EXIT_ERROR, EXIT_FINDINGS, EXIT_NOTHING_AUDITED, EXIT_OK, UsageError, _display, _kb, _load_clean
+from ._common import (EXIT_CODES, EXIT_ERROR, EXIT_FINDINGS, EXIT_NOTHING_AUDITED, EXIT_OK, UsageError, _display, _kb,
+                      _load_clean)
 
 
 def run_site(args) -> int:
@@ -64,7 +65,7 @@ def run_schema(args) -> int:
     (kb.entries_dir / schema.SCHEMA_FILE).write_text(text, encoding="utf-8")
     docs_path = kb.root / docs.DOCS_FILE
     if docs_path.is_file() and not docs_path.is_symlink():  # a KB without the format's docs has none to update
-        written, problems = docs.sync(docs_path.read_text(encoding="utf-8"), docs.tables(kb))
+        written, problems = docs.sync(docs_path.read_text(encoding="utf-8"), docs.tables(kb, EXIT_CODES))
         if problems:
             raise UsageError(f"{docs.DOCS_FILE}: " + "; ".join(problems))
         docs_path.write_text(written, encoding="utf-8")

@@ -42,7 +42,7 @@ class _Search(_File):
 
     def find_bound(self, fragment: Fragment, scope: Scope) -> list[tuple[Span, dict[str, str]]]:
         """Every occurrence of the fragment in the scope of a Python, C or C++ file, in order of start, with the
-        source text each `$NAME` bound there (a check's named values: FORMAT's "Values from the code")."""
+        source text each `$NAME` bound there (a check's named values: docs/format.md, "Values read from the code")."""
         if self.is_cpp:
             return self._find_cpp(fragment, scope)
         found: dict[Span, dict[str, str]] = {}

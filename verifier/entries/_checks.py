@@ -12,7 +12,7 @@ from ..matchers import NAMES as MATCHERS
 from ..model import Check, Entry, Form, language_of, languages_words
 from ._values import BOUNDS, _text
 
-#: The languages whose fragments bind named values (`$NAME`, FORMAT's "Values from the code").
+#: The languages whose fragments bind named values (`$NAME`: docs/format.md, "Values read from the code").
 VALUE_LANGUAGES = ("python", "cpp")
 
 if TYPE_CHECKING:
