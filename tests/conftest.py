@@ -1,15 +1,55 @@
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
 
+import platformdirs
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
 # The built-site fixtures, shared by the site tests.
 pytest_plugins = ("tests.site_fixture",)
+
+#: The cache a run of gotchas on this machine uses (downloads, clones, verdicts): no offline test may write there.
+USER_CACHE = Path(os.environ.get("GOTCHAS_CACHE_DIR") or platformdirs.user_cache_dir("gotchas", appauthor=False))
+
+
+def _cache_state(root: Path) -> dict[str, tuple[int, int]]:
+    """What a write into the cache would change, cheaply: the modification time and size of its top-level files
+    and of its folders two levels deep (a folder's time changes when an entry is added or removed in it)."""
+    state = {}
+    for path in [root, *root.glob("*"), *root.glob("*/*")]:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if path.is_dir() or path.parent == root:
+            state[str(path.relative_to(root))] = (info.st_mtime_ns, info.st_size if path.is_file() else 0)
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _user_cache_untouched(request):
+    """The suite leaves the user's cache as it found it (network tests excepted: they read real releases, and
+    keep them there on purpose); a write into it fails the run at its end, naming what changed."""
+    before = _cache_state(USER_CACHE)
+    yield
+    if any(item.get_closest_marker("network") for item in request.session.items):
+        return
+    after = _cache_state(USER_CACHE)
+    changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    assert not changed, f"the tests wrote into the user cache {USER_CACHE}: {', '.join(changed[:8])}"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(request, tmp_path_factory, monkeypatch):
+    """Every offline test has a cache of its own (a fixture that sets GOTCHAS_CACHE_DIR itself overrides it)."""
+    if request.node.get_closest_marker("network"):
+        return
+    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 VALID_ENTRY = """\
 ---
