@@ -10,6 +10,7 @@ quotes, comments between statements. A mutant that does not parse as well as the
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -71,13 +72,7 @@ def meaning_mutants(form, verdict: Verdict, text: str) -> Iterator[Mutant]:
     tree = _python.parse(data)
     if not verdict.lines:
         return
-    starts = [0]
-    for i, byte in enumerate(data):
-        if byte == 10:
-            starts.append(i + 1)
-    first, last = verdict.lines
-    low = starts[first - 1] if first - 1 < len(starts) else len(data)
-    high = starts[last] if last < len(starts) else len(data)
+    low, high = _line_bytes(data, verdict.lines)
     edits = _Edits(data)
     how = REGISTRY[form.matcher].mutate if form.matcher in REGISTRY else "code"
     if how == "absent":
@@ -93,18 +88,36 @@ def meaning_mutants(form, verdict: Verdict, text: str) -> Iterator[Mutant]:
     else:
         _expression_edits(tree.root_node, low, high, edits)
         _statement_edits(tree.root_node, low, high, data, edits, form)
+    original_errors = tree.root_node.has_error
+    # a mutant that is not Python any more is dropped: no claim can be judged on it
+    yield from _distinct_mutants(form.path, data, edits.found,
+                                 lambda mutated: _python.parse(mutated).root_node.has_error and not original_errors)
+
+
+def _line_bytes(data: bytes, lines: tuple[int, int]) -> tuple[int, int]:
+    """The byte range of lines first..last (1-based, the last whole)."""
+    starts = [0] + [m.end() for m in re.finditer(b"\n", data)]
+    first, last = lines
+    low = starts[first - 1] if first - 1 < len(starts) else len(data)
+    high = starts[last] if last < len(starts) else len(data)
+    return low, high
+
+
+def _distinct_mutants(path: str, data: bytes, found, damaged: Callable[[bytes], bool]) -> Iterator[Mutant]:
+    """The meaning mutants of `data`, one per edit of `found` (start, end, new text, operator, description) in that
+    order: a text already made, or one that `damaged` says no longer parses as the original does, is left out; at
+    most `MAX_MEANING`. Python's and C/C++'s mutants differ only in the edits and in that test."""
     seen: set[bytes] = set()
     count = 0
-    original_errors = tree.root_node.has_error
-    for start, end, new, operator, description in edits.found:
+    for start, end, new, operator, description in found:
         mutated = data[:start] + new + data[end:]
         if mutated in seen:
             continue
         seen.add(mutated)
-        if _python.parse(mutated).root_node.has_error and not original_errors:
-            continue  # not Python any more: no claim can be judged on it
+        if damaged(mutated):
+            continue
         line = data[:start].count(b"\n") + 1
-        yield Mutant(f"{form.path}:{line}:{operator}:{count}", MEANING, form.path, description,
+        yield Mutant(f"{path}:{line}:{operator}:{count}", MEANING, path, description,
                      mutated.decode("utf-8", "replace"), line)
         count += 1
         if count >= MAX_MEANING:

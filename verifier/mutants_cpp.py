@@ -38,7 +38,8 @@ import tree_sitter
 from .code import _cpp
 from .matchers import REGISTRY
 from .model import Verdict
-from .mutants import MAX_MEANING, MEANING, NEUTRAL, Mutant, _apply, _Edits, _nodes_within, _walk
+from .mutants import (MEANING, NEUTRAL, Mutant, _apply, _distinct_mutants, _Edits, _line_bytes, _nodes_within,
+                      _walk)
 
 #: The note a report gets when no clang-format binary is found.
 CLANG_FORMAT_MISSING = ("clang-format is not installed: the C and C++ files were not re-laid "
@@ -93,30 +94,9 @@ def meaning_mutants(form, verdict: Verdict, text: str) -> Iterator[Mutant]:
     else:
         _expression_edits(tree.root_node, low, high, data, edits)
         _statement_edits(tree.root_node, low, high, data, edits, form)
-    seen: set[bytes] = set()
-    count = 0
-    for start, end, new, operator, description in _interleaved(edits.found):
-        mutated = data[:start] + new + data[end:]
-        if mutated in seen:
-            continue
-        seen.add(mutated)
-        if parse_damage(mutated) > damage:
-            continue  # not C++ as the original is: no claim can be judged on it
-        line = data[:start].count(b"\n") + 1
-        yield Mutant(f"{form.path}:{line}:{operator}:{count}", MEANING, form.path, description,
-                     mutated.decode("utf-8", "replace"), line)
-        count += 1
-        if count >= MAX_MEANING:
-            return
-
-
-def _line_bytes(data: bytes, lines: tuple[int, int]) -> tuple[int, int]:
-    """The byte range of lines first..last (1-based, the last whole)."""
-    starts = [0] + [m.end() for m in re.finditer(b"\n", data)]
-    first, last = lines
-    low = starts[first - 1] if first - 1 < len(starts) else len(data)
-    high = starts[last] if last < len(starts) else len(data)
-    return low, high
+    # a mutant that is not C++ as the original is (more parse damage) is dropped: no claim can be judged on it
+    yield from _distinct_mutants(form.path, data, _interleaved(edits.found),
+                                 lambda mutated: parse_damage(mutated) > damage)
 
 
 def _interleaved(found: list) -> list:
