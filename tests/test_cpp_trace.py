@@ -16,7 +16,7 @@ from verifier import locate
 
 from .conftest import run_cli
 from .index_server import IndexServer, make_sdist
-from .test_vendored_engine import REGISTRY  # llama.cpp vendored in llama-cpp-python's sdists
+from .test_vendored_engine import REGISTRY, llama_entry  # llama.cpp vendored in llama-cpp-python's sdists
 
 SERVER = '''#include "common.h"
 struct server_context {
@@ -71,18 +71,8 @@ RELEASES = {
               "tools/server/server-context.cpp": fill(RELAID, params="task->params")},
 }
 
-ENTRY = '''---
-id: config-llama-server-context-shift
-title: llama-server discards half of a slot's tokens when its context fills
-scheme: config
-severity: wrong-output
-concepts: [kv-cache]
-engines: [llama-cpp]
-references:
-  - https://example.org/issue/1
-history:
-  - {date: 2026-12-03, note: "Written."}
-checks:
+ENTRY = llama_entry("config-llama-server-context-shift",
+                    "llama-server discards half of a slot's tokens when its context fills", '''\
   - id: half
     claim: Unless the request sets n_discard, the shift discards half of the tokens after n_keep.
     path: tools/server/server.cpp
@@ -97,20 +87,7 @@ checks:
     claim: The slots are updated by server_context::update_slots.
     path: tools/server/server.cpp
     defines: server_context.update_slots
----
-
-## Symptom
-
-Long conversations lose their middle.
-
-## Root cause
-
-Context shift.
-
-## Workaround
-
-Pass `--no-context-shift`.
-'''
+''', symptom="Long conversations lose their middle.", workaround="Pass `--no-context-shift`.")
 
 
 def sdist(version: str) -> bytes:

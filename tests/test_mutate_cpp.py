@@ -16,7 +16,7 @@ from verifier import mutants_cpp
 
 from .conftest import make_kb
 from .index_server import IndexServer, make_sdist
-from .test_vendored_engine import REGISTRY  # llama.cpp vendored in llama-cpp-python's sdists
+from .test_vendored_engine import REGISTRY, llama_entry  # llama.cpp vendored in llama-cpp-python's sdists
 
 COMMON_H = b'''#pragma once
 #include <string>
@@ -126,32 +126,9 @@ CHECKS = '''\
     after: slot.mem.seq_rm(slot.id, n_keep, n_keep + n_discard);
 '''
 
-ENTRY = '''---
-id: config-llama-server-context-shift
-title: llama-server silently drops half of a conversation when a slot's context fills
-scheme: config
-severity: wrong-output
-concepts: [kv-cache]
-engines: [llama-cpp]
-references:
-  - https://example.org/issue/1
-history:
-  - {date: 2026-12-03, note: "Written."}
-checks:
-''' + CHECKS + '''---
-
-## Symptom
-
-Long generations lose their beginning.
-
-## Root cause
-
-Context shift.
-
-## Workaround
-
-Turn it off.
-'''
+ENTRY = llama_entry("config-llama-server-context-shift",
+                    "llama-server silently drops half of a conversation when a slot's context fills", CHECKS,
+                    symptom="Long generations lose their beginning.")
 
 
 def sdist(server_context: bytes = SERVER_CONTEXT) -> bytes:

@@ -31,37 +31,46 @@ struct common_params {
 };
 '''
 
-ENTRY = '''---
-id: config-llama-server-default-context
-title: llama-server's default context size
+
+def llama_entry(entry_id: str, title: str, checks: str, severity: str = "wrong-output",
+                symptom: str = "Long prompts are cut.", cause: str = "Context shift.",
+                workaround: str = "Turn it off.") -> str:
+    """An entry of the llama-cpp engine with these checks (YAML items) and one sentence per section."""
+    return f"""---
+id: {entry_id}
+title: {title}
 scheme: config
-severity: performance
+severity: {severity}
 concepts: [kv-cache]
 engines: [llama-cpp]
 references:
   - https://example.org/issue/1
 history:
-  - {date: 2026-12-03, note: "Written."}
+  - {{date: 2026-12-03, note: "Written."}}
 checks:
+{checks}---
+
+## Symptom
+
+{symptom}
+
+## Root cause
+
+{cause}
+
+## Workaround
+
+{workaround}
+"""
+
+
+ENTRY = llama_entry("config-llama-server-default-context", "llama-server's default context size", '''\
   - id: ctx-default
     claim: The default context size is 4096.
     path: common/common.h
     in: common_params.n_ctx
     contains: int32_t n_ctx = 4096;
----
-
-## Symptom
-
-Long prompts are cut.
-
-## Root cause
-
-The context has a fixed default size.
-
-## Workaround
-
-Pass `-c`.
-'''
+''', severity="performance", cause="The context has a fixed default size.", workaround="Pass `-c`.")
 
 
 #: The llama.cpp commit an sdist vendors, as llama-cpp-python's sdists say it: the submodule's detached HEAD.
