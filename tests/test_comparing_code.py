@@ -9,6 +9,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verifier.code import SourceFile
 from verifier.evaluate import evaluate_source
@@ -141,6 +143,74 @@ MEANING = [
     ("def f():\n    pass", "@cache\ndef f():\n    pass\n", True),  # a fragment may leave out what comes before
 ]
 
+#: docs/format.md, "Equivalences": each row that matches beside the near miss that must not.
+EQUIVALENCES = [
+    # Comparisons read in one direction.
+    ("if a < b:\n    pass", "if b > a:\n    pass\n", True),
+    ("if b > a:\n    pass", "if a < b:\n    pass\n", True),
+    ("x = n >= limit", "x = limit <= n\n", True),
+    ("x = n >= limit", "x = limit < n\n", False),  # the strictness is kept
+    ("x = n >= limit", "x = n <= limit\n", False),  # the direction is kept
+    ("x = a > b > c", "x = c < b < a\n", True),
+    ("x = a > b > c", "x = c < b > a\n", False),  # a chain that turns is compared as written
+    ("x = a < b > c", "x = c < b > a\n", False),
+    ("x = $X > 0", "x = len(queue) > 0\n", True),
+    ("x = $X > 0", "x = 0 < len(queue)\n", True),
+    ("x = $X > 0", "x = 0 > len(queue)\n", False),
+    ("if x == 0:\n    pass", "if 0 == x:\n    pass\n", True),
+    ("if x != None:\n    pass", "if None != x:\n    pass\n", True),
+    ("if x == 0:\n    pass", "if 0 != x:\n    pass\n", False),
+    ("x = a == b", "x = b == a\n", False),  # neither is a literal: as written
+    ("x = a in b", "x = b in a\n", False),  # `in` and `is` are not turned
+    # `not` of a comparison that has a complement.
+    ("if a != b:\n    pass", "if not (a == b):\n    pass\n", True),
+    ("if not a == b:\n    pass", "if a != b:\n    pass\n", True),
+    ("x = k not in d", "x = not (k in d)\n", True),
+    ("x = v is not None", "x = not v is None\n", True),
+    ("x = v is not None", "x = not v is not None\n", False),
+    ("x = a >= b", "x = not (a < b)\n", False),  # not for orderings: a set, or a NaN, is neither
+    ("if a != b:\n    pass", "if not (a != b):\n    pass\n", False),
+    # Constants by value, where the value is exact.
+    ("timeout = 300", "timeout = 5 * 60\n", True),
+    ("timeout = 5 * 60", "timeout = 300\n", True),
+    ("timeout = 5 * 60", "timeout = 5 * 61\n", False),
+    ("size = 1 << 20", "size = 1024 * 1024\n", True),
+    ("size = 2 ** 20", "size = 1048576\n", True),
+    ("mask = (1 << 10) - 1", "mask = 1023\n", True),
+    ("x = -1", "x = 0 - 1\n", True),
+    ("x = -300", "x = -(5 * 60)\n", True),
+    ("x = -300", "x = 300\n", False),
+    ("y = 5 * x", "y = (2 + 3) * x\n", True),
+    ("ratio = 2.0", "ratio = 0.5 * 4\n", True),
+    ("ratio = 0.3", "ratio = 0.1 * 3\n", False),  # 0.1 * 3 is not exactly 0.3: not folded
+    ("ratio = 2", "ratio = 0.5 * 4\n", False),  # an int is not a float
+    ("x = 0.5", "x = 1 / 2\n", True),
+    ("x = 0", "x = 1 // 2\n", True),
+    ("x = 1 / 0", "x = 1 / 0\n", True),  # not foldable: compared as written
+    ("x = 1 / 0", "x = 2 / 0\n", False),
+    ("x = 2 ** 200", "x = 2 ** 200\n", True),  # too large to fold: compared as written
+    ("name = 'a' 'b'", "name = 'a' + 'b'\n", True),
+    ("name = 'ab'", "name = 'a' + \"b\"\n", True),
+    ("name = 'ab'", "name = b'a' + b'b'\n", False),  # bytes are not str
+    ("name = f'{x}b'", "name = f'{x}' + 'b'\n", False),  # an f-string is no constant
+    ("timeout = 5 * 60", "timeout = 5 * sixty\n", False),  # only literals
+    # Annotations: optional where the fragment has none.
+    ("x = 5", "x: int = 5\n", True),
+    ("x: int = 5", "x = 5\n", False),
+    ("x: int = 5", "x: str = 5\n", False),
+    ("x: int = 5", "x: int = 5\n", True),
+    ("x = 5", "x: int = 6\n", False),
+    ("def f(a, b=1):\n    return a", "def f(a: int, b: int = 1) -> int:\n    return a\n", True),
+    ("def f(a: int, b=1):\n    return a", "def f(a: int, b: int = 1) -> int:\n    return a\n", True),
+    ("def f(a: int, b=1):\n    return a", "def f(a, b: int = 1) -> int:\n    return a\n", False),
+    ("def f(a, b=1):\n    return a", "def f(a: int, b: int = 2) -> int:\n    return a\n", False),
+    ("def f(a) -> int:\n    $$$", "def f(a: int) -> str:\n    pass\n", False),
+    ("def f(*args, **kwargs):\n    $$$", "def f(*args: int, **kwargs: str) -> None:\n    pass\n", True),
+    ("def f($$$) -> $T:\n    $$$", "def f(a: int) -> str:\n    pass\n", True),
+    ("x: $T = 5", "x: Optional[int] = 5\n", True),
+    ("x: $T = 5", "x = 5\n", False),
+]
+
 FALLBACK = [
     # Fragments that are not Python as written keep working as before: token by token, parentheses and keyword
     # arguments as written, without the statement marks; only strings, numbers and trailing commas are free.
@@ -156,9 +226,36 @@ FALLBACK = [
 
 
 @pytest.mark.parametrize("fragment,source,matches", LAYOUT + PARENTHESES + COMMAS + LITERALS + ARGUMENTS
-                         + METAVARIABLES + MEANING + FALLBACK)
+                         + METAVARIABLES + MEANING + FALLBACK + EQUIVALENCES)
 def test_comparing_code(fragment, source, matches):
     assert holds(fragment, source) is matches
+
+
+@pytest.mark.parametrize("fragment,source,matches", EQUIVALENCES)
+def test_absent_reads_the_equivalences_too(fragment, source, matches):
+    assert holds(fragment, source, "absent") is not matches
+
+
+@pytest.mark.parametrize("fragment,source,lines", [
+    ("x = $X > 0", "a = 1\nx = (\n    0\n    < len(q)\n)\n", (2, 4)),
+    ("timeout = 300", "a = 1\ntimeout = 5 * \\\n    60\n", (2, 3)),
+    ("x = 5", "a = 1\nx: int = \\\n    5\n", (2, 3)),
+])
+def test_a_match_laid_out_in_another_order_keeps_its_lines(fragment, source, lines):
+    """`0 < len(q)` is laid out `len(q) > 0`... the other way round: the match still spans the code's lines."""
+    from verifier.code import fragment as make
+
+    found = SourceFile("pkg/m.py", source.encode())
+    spans = found.find(make(fragment), found.whole())
+    assert [found.lines_of(span) for span in spans] == [lines]
+
+
+def test_a_name_bound_through_an_equivalence_is_the_code_as_written():
+    from verifier.code import fragment as make
+
+    found = SourceFile("pkg/m.py", b"if 0 < len(queue):\n    timeout: float = 5 * 60\n")
+    [(span, names)] = found.find_bound(make("if $N > 0:\n    timeout = $T"), found.whole())
+    assert names == {"N": "len(queue)", "T": "300"}  # by value, as it is compared
 
 
 @pytest.mark.parametrize("fragment,source,matches", PARENTHESES + COMMAS + LITERALS)
@@ -272,3 +369,63 @@ def test_the_statements_around_a_name_in_the_fragment_find_both_matches_and_miss
         "self.waiting.append(request)\nrequest.status = RUNNING",
     )]
     assert found == [True, True, False, False]
+
+
+_ints = st.integers(min_value=0, max_value=10 ** 6)
+_expressions = st.recursive(
+    _ints.map(str),
+    lambda inner: st.tuples(inner, st.sampled_from(["+", "-", "*", "//", "%", "<<", "|", "&", "^"]), inner)
+    .map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+    max_leaves=6)
+
+
+def _within_bound(expression: str):
+    """The value Python computes, or None where it fails or any step leaves the folding bound (128 bits)."""
+    import ast
+    import operator
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+           ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_,
+           ast.BitXor: operator.xor}
+
+    def value(node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        left, right = value(node.left), value(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.LShift) and (right < 0 or right + left.bit_length() > 128):
+            return None
+        try:
+            found = ops[type(node.op)](left, right)
+        except (ArithmeticError, ValueError):
+            return None
+        return found if found.bit_length() <= 128 else None
+
+    return value(ast.parse(expression, mode="eval").body)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_expressions)
+def test_an_integer_arithmetic_of_literals_matches_its_value_and_no_other(expression):
+    """`x = <expression>` matches the fragment `x = <its value>` where every step stays within the folding
+    bound, and never `x = <its value + 1>`; the value written with a sign as the layout writes `-1`."""
+    value = _within_bound(expression)
+    if value is None:
+        return  # compared as written
+    source = f"x = {expression}\n"
+    assert holds(f"x = {value}", source)
+    assert not holds(f"x = {value + 1}", source)
+
+
+@pytest.mark.parametrize("fragment,source,matches", [
+    # A fragment that names part of an operand still matches as it did before comparisons were turned around.
+    ("grammar_wait_ct >= self.LIMIT", "if (\n    self.queue[i].grammar_wait_ct\n    >= self.LIMIT\n):\n    pass\n",
+     True),
+    ("grammar_wait_ct >= self.LIMIT", "if self.LIMIT <= self.queue[i].grammar_wait_ct:\n    pass\n", False),
+    ("b > 0 and c", "x = a.b > 0 and c\n", True),
+    ("a == b", "x = not (a == b)\n", True),  # as written: part of the `not`
+    ("a == b", "x = a != b\n", False),
+])
+def test_part_of_an_operand_matches_as_written(fragment, source, matches):
+    assert holds(fragment, source) is matches

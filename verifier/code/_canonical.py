@@ -13,7 +13,15 @@ tree, so that only what Python reads counts:
 - a trailing comma is left out, but for the one of a one-element tuple;
 - a string or number is one token whose text is its value (quote style,
   prefixes, escapes and implicit concatenation aside; `0xAB` is 171);
-- the keyword arguments of a call come after the others, in name order.
+- the keyword arguments of a call come after the others, in name order;
+- a few equivalences of meaning (docs/format.md, "Equivalences"): a comparison
+  written with `>` or `>=` is written with `<` or `<=` and its operands swapped,
+  and `==`/`!=` with a literal on the left has it on the right; `not (a == b)`
+  is `a != b` (and `in`/`not in`, `is`/`is not`); an arithmetic of number
+  literals whose value is exact is that number (`5 * 60` is `300`), and a `+`
+  of two string literals is one string; an annotation (`x: int = 5`,
+  `a: int = 1` among parameters, `-> int`) is preceded by an OPTIONAL token
+  that says how many tokens it has, so that a fragment without it skips it.
 
 Each token keeps the offsets of what it stands for in the original text, so
 that a match still has its lines. `ends` records, for each token index, where
@@ -27,6 +35,9 @@ something is `_parens`'s.
 from __future__ import annotations
 
 import ast
+import fractions
+import math
+import operator
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -39,6 +50,9 @@ from ._parens import EXPRESSIONS, _needs_parens
 from ._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token
 
 MARK = "mark"
+#: Before an annotation (`: int`, `-> int`): its text is "?" and the number of the annotation's tokens, which a
+#: fragment that has no annotation there skips (`_fragments`); a fragment that has one has this token too.
+OPTIONAL = "optional"
 NL, INDENT, DEDENT = "⏎", "⇥", "⇤"
 #: `$$$` among the items of a list (arguments, elements, parameters): a run of whole items. Its text says
 #: which commas it needs: `,$$$` (after an item), `$$$,` (before one), `,$$$,` (between two), `$$$`.
@@ -83,13 +97,19 @@ class Stream:
 class _Emitter:
     """Walks a syntax tree and writes its canonical tokens."""
 
-    def __init__(self, char=None, fragment: bool = False, as_written: bool = False) -> None:
+    def __init__(self, char=None, fragment: bool = False, as_written: bool = False, reorder: bool = True) -> None:
         self.stream = Stream()
         self.out = self.stream.tokens
         self.char = char  # None: the text is ASCII, a byte offset is a character offset
         self.fragment = fragment
         #: Parentheses and keyword arguments as written (for fragments that are not Python: see `plain`).
         self.as_written = as_written
+        #: Comparisons turned around and `not` of a comparison folded in (`comparison`, `negated`). Without, the
+        #: layout the matcher falls back to, so that a fragment that names part of an operand (`b >= c` in
+        #: `a.b >= c`) still matches where it did (`_search`).
+        self.reorder = reorder and not as_written
+        #: `_fold`'s values, by node id: an expression is evaluated once however deep it is nested.
+        self.values: dict[int, object] = {}
 
     # -- tokens -----------------------------------------------------------------------------------------
 
@@ -111,7 +131,8 @@ class _Emitter:
         kind = node.type
         if kind == "parenthesized_expression":
             inner = _inner(node)
-            if inner is None or self.as_written or _needs_parens(inner, parent, index):
+            if inner is None or self.as_written or (_needs_parens(inner, parent, index)
+                                                    and not self.folds_to_atom(inner)):
                 self.token(OP, "(", node)
                 if inner is not None:
                     self.node(inner, node, 0)
@@ -122,6 +143,12 @@ class _Emitter:
             self.token(STRING, string_key(node), node)
         elif kind in ("integer", "float"):
             self.token(NUMBER, number_key(node.text.decode("utf-8", "replace")), node)
+        elif kind == "binary_operator" and not self.as_written and self.folded(node):
+            pass
+        elif kind == "comparison_operator" and self.reorder:
+            self.comparison(node)
+        elif kind == "not_operator" and self.reorder and self.negated(node):
+            pass
         elif kind == "identifier":
             self.name(node)
         elif kind in ("tuple", "tuple_pattern"):
@@ -144,12 +171,94 @@ class _Emitter:
         elif node.child_count == 0:
             self.leaf(node)
         else:
-            for i, child in enumerate(node.children):
+            annotated = not self.as_written and kind in _ANNOTATED
+            children = node.children
+            for i, child in enumerate(children):
                 if child.type in _SKIP or (child.type == ";" and not child.is_named):
                     continue
+                if annotated and child.type in (":", "->") and i + 1 < len(children) \
+                        and children[i + 1].type == "type":
+                    self.annotation(child, children[i + 1], node, i)
+                    continue
+                if annotated and child.type == "type" and i > 0 and children[i - 1].type in (":", "->"):
+                    continue  # laid out with its `:` or `->`
                 self.node(child, node, i)
         if kind in EXPRESSIONS and len(self.out) > start:
             self.stream.ends.setdefault(start, []).append(len(self.out))
+
+    # -- equivalences (docs/format.md, "Equivalences") ------------------------------------------------------
+
+    def annotation(self, colon: tree_sitter.Node, annotation: tree_sitter.Node, parent: tree_sitter.Node,
+                   index: int) -> None:
+        """`: int` or `-> int`, after an OPTIONAL token that says how many tokens follow."""
+        at = len(self.out)
+        self.token(OPTIONAL, "?", colon)
+        self.token(OP, colon.type, colon)
+        self.node(annotation, parent, index + 1)
+        self.out[at] = self.out[at]._replace(text=f"?{len(self.out) - at - 1}")
+
+    def comparison(self, node: tree_sitter.Node) -> None:
+        """A comparison, its operators in one direction: `a > b` as `b < a`, `a >= b` as `b <= a` (a chain
+        when every operator in it points that way), and `0 == x` as `x == 0` (a literal on the right)."""
+        operands, operators = _comparison_parts(node)
+        texts = [_operator_text(op) for op in operators]
+        swapped = None
+        if texts and all(t in _REVERSED for t in texts):
+            swapped = [_REVERSED[t] for t in reversed(texts)]
+        elif len(texts) == 1 and texts[0] in ("==", "!=") and _is_literal(operands[0], self.values) \
+                and not _is_literal(operands[1], self.values):
+            swapped = texts
+        if swapped is None:
+            for i, child in enumerate(node.children):
+                if child.type not in _SKIP:
+                    self.node(child, node, i)
+            return
+        ordered, ops = list(reversed(operands)), list(reversed(operators))
+        for n, operand in enumerate(ordered):
+            if n:
+                self.operator(swapped[n - 1], ops[n - 1])
+            self.node(operand, node, 0 if n == 0 else 2)
+
+    def negated(self, node: tree_sitter.Node) -> bool:
+        """`not (a == b)` laid out as `a != b` (and `not in`, `is not`, both ways); False if it is not one."""
+        argument = node.child_by_field_name("argument")
+        while argument is not None and argument.type == "parenthesized_expression":
+            argument = _inner(argument)
+        if argument is None or argument.type != "comparison_operator":
+            return False
+        operands, operators = _comparison_parts(argument)
+        if len(operators) != 1 or _operator_text(operators[0]) not in _COMPLEMENT:
+            return False
+        text = _COMPLEMENT[_operator_text(operators[0])]
+        if text in ("==", "!=") and _is_literal(operands[0], self.values) and not _is_literal(operands[1], self.values):
+            operands = operands[::-1]
+        self.node(operands[0], argument, 0)
+        self.operator(text, operators[0])
+        self.node(operands[1], argument, 2)
+        return True
+
+    def operator(self, text: str, node: tree_sitter.Node) -> None:
+        for word in text.split():
+            self.token(NAME if word[:1].isidentifier() else OP, word, node)
+
+    def folds_to_atom(self, node: tree_sitter.Node) -> bool:
+        """Whether the expression is laid out as one literal (`(2 + 3) * x` is `5 * x`)."""
+        value = _fold(node, self.values)
+        return value is not None and (isinstance(value, str) or not _negative(value))
+
+    def folded(self, node: tree_sitter.Node) -> bool:
+        """An arithmetic of literals laid out as its value, when that value is exact (`_fold`)."""
+        value = _fold(node, self.values)
+        if value is None:
+            return False
+        if isinstance(value, str):
+            self.token(STRING, value, node)
+        elif _negative(value):
+            self.token(OP, "-", node)  # as `-300` is laid out: a `-`, then the number
+            self.token(NUMBER, repr(-value), node)
+        else:
+            self.token(NUMBER, repr(value), node)
+        return True
 
     def leaf(self, node: tree_sitter.Node) -> None:
         text = node.text.decode("utf-8", "replace")
@@ -279,6 +388,143 @@ def _keyword_name(node: tree_sitter.Node) -> str:
     return name.text.decode("utf-8", "replace") if name is not None else ""
 
 
+#: Where an annotation may stand: parameters, an assignment, a definition's return.
+_ANNOTATED = frozenset({"typed_parameter", "typed_default_parameter", "assignment", "function_definition"})
+_REVERSED = {">": "<", ">=": "<="}
+_COMPLEMENT = {"==": "!=", "!=": "==", "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+_LITERALS = frozenset({"integer", "float", "string", "concatenated_string", "true", "false", "none"})
+
+
+def _comparison_parts(node: tree_sitter.Node) -> tuple[list[tree_sitter.Node], list[tree_sitter.Node]]:
+    operands, operators = [], []
+    for child in node.children:
+        if child.type in _SKIP:
+            continue
+        (operands if child.is_named else operators).append(child)
+    return operands, operators
+
+
+def _operator_text(node: tree_sitter.Node) -> str:
+    return " ".join(node.text.decode("utf-8", "replace").split())  # `not  in` is `not in`
+
+
+def _is_literal(node: tree_sitter.Node, values: dict) -> bool:
+    while node.type == "parenthesized_expression":
+        inner = _inner(node)
+        if inner is None:
+            return False
+        node = inner
+    if node.type == "unary_operator":
+        argument = node.child_by_field_name("argument")
+        return argument is not None and argument.type in ("integer", "float")
+    return node.type in _LITERALS or _fold(node, values) is not None
+
+
+#: Integer arithmetic folded, and how large a value may grow (bits): CPython's own compiler folds these
+#: (and stops at 128 bits for `*`, `**` and `<<`); beyond that a number is left as written.
+_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+            "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_,
+            "|": operator.or_, "^": operator.xor}
+_FLOAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_MAX_BITS = 128
+
+
+def _negative(value: int | float) -> bool:
+    return value < 0 or (isinstance(value, float) and math.copysign(1.0, value) < 0)
+
+
+_FAILED = object()
+
+
+def _fold(node: tree_sitter.Node, values: dict) -> int | float | str | None:
+    """The value of an arithmetic of literals (`5 * 60`, `2 ** 20`, `(1 << 10) - 1`, `-1`, `"a" + "b"`), or None.
+
+    A number is folded only when its value is exact: integers (within `_MAX_BITS`), and floats where the result
+    is the exact result of the operation on the operands' values (`0.5 * 4` is `2.0`; `0.1 * 3` is left as
+    written). Strings: `+` of two plain (or two bytes) literals. A literal alone is not folded here (it is its
+    own token already)."""
+    if node.type not in ("binary_operator", "unary_operator"):
+        return None
+    try:
+        return _value(node, values, top=True)
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _value(node: tree_sitter.Node, values: dict, top: bool = False):
+    """`_evaluate`, once per node (`values`); ValueError where the node has no constant value."""
+    if top:
+        return _evaluate(node, values, top)
+    found = values.get(node.id)
+    if found is None:
+        try:
+            found = _evaluate(node, values)
+        except (ArithmeticError, ValueError, TypeError):
+            found = _FAILED
+        values[node.id] = found
+    if found is _FAILED:
+        raise ValueError
+    return found
+
+
+def _evaluate(node: tree_sitter.Node, values: dict, top: bool = False):
+    kind = node.type
+    if kind == "parenthesized_expression":
+        inner = _inner(node)
+        if inner is None:
+            raise ValueError
+        return _value(inner, values)
+    if kind in ("integer", "float"):
+        value = ast.literal_eval(number_key(node.text.decode("utf-8", "replace")))
+        if isinstance(value, complex):
+            raise ValueError
+        return value
+    if kind == "string":
+        key = string_key(node)
+        if key[0] not in "sb":
+            raise ValueError  # an f-string is not a constant
+        return key
+    if kind == "unary_operator":
+        op = node.child_by_field_name("operator")
+        argument = node.child_by_field_name("argument")
+        if top or op is None or op.type not in ("-", "+") or argument is None:
+            raise ValueError  # `-1` alone is laid out as it was, `-` and `1`
+        value = _value(argument, values)
+        if isinstance(value, str):
+            raise ValueError
+        return -value if op.type == "-" else value
+    if kind != "binary_operator":
+        raise ValueError
+    op = node.child_by_field_name("operator")
+    left = _value(node.child_by_field_name("left"), values)
+    right = _value(node.child_by_field_name("right"), values)
+    text = op.type if op is not None else ""
+    if isinstance(left, str) or isinstance(right, str):
+        if text != "+" or not (isinstance(left, str) and isinstance(right, str)) or left[0] != right[0]:
+            raise ValueError
+        return left[0] + repr(ast.literal_eval(left[1:]) + ast.literal_eval(right[1:]))
+    if isinstance(left, int) and isinstance(right, int) and text in _INT_OPS:
+        if text == "**" and (right < 0 or right * max(abs(left), 2).bit_length() > _MAX_BITS):
+            raise ValueError
+        if text == "<<" and (right < 0 or right + left.bit_length() > _MAX_BITS):
+            raise ValueError
+        value = _INT_OPS[text](left, right)
+        if value.bit_length() > _MAX_BITS:
+            raise ValueError
+        return value
+    if text == "/" and isinstance(left, int) and isinstance(right, int) and right == 0:
+        raise ValueError
+    if text in _FLOAT_OPS and (isinstance(left, float) or isinstance(right, float) or text == "/"):
+        value = float(_FLOAT_OPS[text](left, right))
+        if not math.isfinite(value):
+            raise ValueError
+        exact = _FLOAT_OPS[text](fractions.Fraction(left), fractions.Fraction(right))
+        if fractions.Fraction(value) != exact:
+            raise ValueError  # `0.1 * 3` is not exactly 0.3: left as written
+        return value
+    raise ValueError
+
+
 # --- values ------------------------------------------------------------------------------------------------
 
 def string_key(node: tree_sitter.Node) -> str:
@@ -313,10 +559,11 @@ def number_key(text: str) -> str:
 
 # --- scopes ---------------------------------------------------------------------------------------------------
 
-def scope_stream(root: tree_sitter.Node, start: int, end: int, char=None) -> Stream:
+def scope_stream(root: tree_sitter.Node, start: int, end: int, char=None, reorder: bool = True) -> Stream:
     """The canonical tokens of the code between two byte offsets of a parsed file: every node wholly inside
-    is laid out; a statement of a block ends with a NL mark, as in a block."""
-    emitter = _Emitter(char)
+    is laid out; a statement of a block ends with a NL mark, as in a block. Without `reorder`, comparisons
+    keep their written order (`_Emitter.reorder`)."""
+    emitter = _Emitter(char, reorder=reorder)
     _emit_range(emitter, _anchor(root, start, end), start, end)
     return emitter.stream
 

@@ -33,6 +33,8 @@ from ._canonical import (
 from ._file import fold_whitespace
 from ._tokens import ELLIPSIS_META, NUMBER, STRING, Token, tokenize
 
+#: The tokens of a comparison, or of a `not`, that the canonical layout may turn around or fold in.
+_ORDERED = frozenset({"<", "<=", ">", ">=", "==", "!=", "in", "is", "not"})
 _META_SOURCE = re.compile(r"\$\$\$|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -70,6 +72,19 @@ class Fragment:
         self.folded = fold_whitespace(code)
 
     @functools.cached_property
+    def written_order(self) -> list[Token] | None:
+        """The structural fragment with its comparisons in their written order, where it has a comparison or a
+        `not` (a part of an operand, `b >= c`, matches `a.b >= c` so): the matcher tries it where the canonical
+        tokens find nothing (docs/format.md, "Equivalences"). None where there is nothing to try."""
+        if not self.structural or self.problem is not None \
+                or not any(t.text in _ORDERED for t in self.tokens if t.kind != STRING):
+            return None
+        try:
+            return list(fragment_tokens(self.code, reorder=False).tokens)
+        except RecursionError:
+            return None
+
+    @functools.cached_property
     def cpp_tokens(self) -> list[Token]:
         """The fragment as C/C++ tokens (`_cpp_tokens`), for a C or C++ file: `$NAME` binds one token."""
         if self.problem is not None:
@@ -102,22 +117,23 @@ class CanonicalFragment:
     structural: bool  # parsed as Python: compared with the marks, `$NAME` binding an expression
 
 
-def fragment_tokens(code: str) -> CanonicalFragment:
-    """A `contains`/`absent`/`after` fragment in the canonical layout (see the module's docstring)."""
+def fragment_tokens(code: str, reorder: bool = True) -> CanonicalFragment:
+    """A `contains`/`absent`/`after` fragment in the canonical layout (see the module's docstring); without
+    `reorder`, its comparisons in their written order (`_canonical._Emitter.reorder`)."""
     placed = _dedent(_META_SOURCE.sub(lambda m: _RUN_NAME if m.group(1) is None else _META_PREFIX + m.group(1),
                                       code))
     if placed.strip():
-        tokens = _parsed(placed)
+        tokens = _parsed(placed, reorder)
         if tokens is None:
-            tokens = _header(placed)
+            tokens = _header(placed, reorder)
         if tokens:
             return CanonicalFragment(tuple(tokens), True)
     return CanonicalFragment(tuple(_plain(code)), False)
 
 
-def _parsed(text: str) -> list[Token] | None:
+def _parsed(text: str, reorder: bool = True) -> list[Token] | None:
     tree = _python.parse(text.encode("utf-8"))
-    return None if tree.root_node.has_error else _structural(tree.root_node, text)
+    return None if tree.root_node.has_error else _structural(tree.root_node, text, reorder)
 
 
 #: The header of a compound statement written without its colon (`if x is None`), as authors often write an
@@ -128,7 +144,7 @@ _HEADERS = {"if": ("", ""), "while": ("", ""), "for": ("", ""), "with": ("", "")
             "finally": ("try:\n    pass\n", "")}
 
 
-def _header(text: str) -> list[Token] | None:
+def _header(text: str, reorder: bool = True) -> list[Token] | None:
     """A clause that only parses after another (`elif x:`, `except E:` with their bodies), or a compound
     statement's header without its colon and body (`if a and b`): laid out as such, without what was added
     to parse it. A header without its colon still matches the start of a longer condition, as its tokens did."""
@@ -139,9 +155,9 @@ def _header(text: str) -> list[Token] | None:
     alone = "\n" not in text.strip()
     colon = text.rstrip().endswith(":")
     if alone:  # a header alone, with or without its colon: a body is added to parse it, then left out
-        tokens = _parsed(f"{before}{text.rstrip()}{'' if colon else ':'}\n    {_RUN_NAME}\n")
+        tokens = _parsed(f"{before}{text.rstrip()}{'' if colon else ':'}\n    {_RUN_NAME}\n", reorder)
     else:
-        tokens = _parsed(f"{before}{text}\n")
+        tokens = _parsed(f"{before}{text}\n", reorder)
     if tokens is None:
         return None
     start = next((i for i, t in enumerate(tokens) if t.text == first and i >= (1 if before else 0)
@@ -161,9 +177,9 @@ def _dedent(code: str) -> str:
     return textwrap.dedent(code).strip("\n")
 
 
-def _structural(root: tree_sitter.Node, text: str) -> list[Token]:
+def _structural(root: tree_sitter.Node, text: str, reorder: bool = True) -> list[Token]:
     statements = [c for c in root.named_children if c.type not in _SKIP]
-    emitter = _Emitter(_char_of(text), fragment=True)
+    emitter = _Emitter(_char_of(text), fragment=True, reorder=reorder)
     if len(statements) == 1 and statements[0].type == "expression_statement" and not _is_run(statements[0]):
         expression = statements[0]
         only = [c for c in expression.named_children if c.type not in _SKIP]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 
-from ._canonical import DEDENT, INDENT, ITEMS_RUN, MARK, NL, RUNS, STATEMENTS_RUN
+from ._canonical import DEDENT, INDENT, ITEMS_RUN, MARK, NL, OPTIONAL, RUNS, STATEMENTS_RUN
 from ._tokens import ELLIPSIS_META, META, Token
 
 #: Matching steps allowed for one fragment in one scope before giving up.
@@ -67,6 +67,14 @@ def _match_at(pattern: Sequence[Token], source: Sequence[Token], pi: int, si: in
             return None
         if si >= hi:
             return None
+        if source[si].kind == OPTIONAL and kind != OPTIONAL:
+            si += 1 + int(source[si].text[1:])  # an annotation the fragment does not have: skipped
+            continue
+        if kind == OPTIONAL:  # an annotation in the fragment: one in the code too, compared token by token
+            if source[si].kind != OPTIONAL:
+                return None
+            pi, si = pi + 1, si + 1
+            continue
         if kind == META:
             bound = bindings.get(expected.text)
             if bound is not None:
@@ -171,7 +179,7 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
         text = first.text
         starts = [i for i in range(lo, hi) if source[i].text == text]
     for start in starts:
-        if source[start].kind == MARK and first.kind != MARK:
+        if source[start].kind in (MARK, OPTIONAL) and first.kind != source[start].kind:
             continue  # a match begins with code, never with a mark
         try:
             found: dict | None = {} if bound is not None else None

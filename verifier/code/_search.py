@@ -6,6 +6,7 @@ folded."""
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 from functools import cached_property
@@ -13,25 +14,30 @@ from functools import cached_property
 from . import _canonical, _cpp, _cpp_parens, _cpp_tokens, _fragments, _python
 from ._file import _WS, Scope, Span, _File
 from ._fragment_tokens import Fragment
-from ._tokens import META
+from ._tokens import META, NUMBER, STRING
 
 
 class _Search(_File):
     """`find`, and the token streams and regions it reads, each made once per file."""
 
-    def stream(self, scope: Scope, structural: bool = True) -> _canonical.Stream:
+    def stream(self, scope: Scope, structural: bool = True, reorder: bool = True) -> _canonical.Stream:
         """The scope's code in the canonical layout (or, for fragments that are not Python, as written but
-        for literals and trailing commas), made once per scope."""
-        key = (scope.start, scope.end, structural)
+        for literals and trailing commas; without `reorder`, its comparisons in their written order), made
+        once per scope."""
+        key = (scope.start, scope.end, structural, reorder)
         found = self._streams.get(key)
         if found is None:
-            make = _canonical.scope_stream if structural else _canonical.plain_stream
-            found = self._streams[key] = make(self.root, self.byte(scope.start), self.byte(scope.end),
-                                              None if self._ascii else self.char)
+            char = None if self._ascii else self.char
+            start, end = self.byte(scope.start), self.byte(scope.end)
+            if not structural:
+                found = _canonical.plain_stream(self.root, start, end, char)
+            else:
+                found = _canonical.scope_stream(self.root, start, end, char, reorder)
+            self._streams[key] = found
         return found
 
     @cached_property
-    def _streams(self) -> dict[tuple[int, int, bool], _canonical.Stream]:
+    def _streams(self) -> dict[tuple[int, int, bool, bool], _canonical.Stream]:
         return {}
 
     def find(self, fragment: Fragment, scope: Scope) -> list[Span]:
@@ -46,21 +52,29 @@ class _Search(_File):
         if self.is_cpp:
             return self._find_cpp(fragment, scope)
         found: dict[Span, dict[str, str]] = {}
+        self._find_python(fragment, fragment.tokens, scope, True, found)
+        if fragment.written_order is not None:
+            # and with its comparisons as written: a fragment that names part of an operand (`b >= c` in
+            # `a.b >= c`) matches where it did before comparisons were turned around
+            self._find_python(fragment, fragment.written_order, scope, False, found)
+        return sorted(found.items(), key=lambda item: (item[0].start, item[0].end))
+
+    def _find_python(self, fragment: Fragment, pattern: list, scope: Scope, reorder: bool,
+                     found: dict[Span, dict[str, str]]) -> None:
         for region in self._regions(fragment, scope):
-            stream = self.stream(region, fragment.structural)
+            stream = self.stream(region, fragment.structural, reorder)
             tokens, index = stream.tokens, stream.index
             ends = stream.ends if fragment.structural else None
             bound: list[dict] = []
-            for start, end in _fragments.find(fragment.tokens, tokens, 0, len(tokens), index, ends=ends,
+            for start, end in _fragments.find(pattern, tokens, 0, len(tokens), index, ends=ends,
                                               bound=bound):
                 names = bound[-1]
                 if end > start:  # an empty match only comes from a fragment of bare `$$$`
                     last = end - 1
                     while last > start and tokens[last].kind == _canonical.MARK:
                         last -= 1  # a run may end with marks: the match ends with its code
-                    found.setdefault(Span(tokens[start].start, tokens[last].end),
+                    found.setdefault(_span(tokens, start, last + 1),
                                      {name: self._bound_text(tokens, a, b) for name, (a, b) in names.items()})
-        return sorted(found.items(), key=lambda item: (item[0].start, item[0].end))
 
     def _bound_text(self, tokens, a: int, b: int) -> str:
         """The source text of tokens[a:b] (marks left out at both ends), whitespace folded."""
@@ -70,7 +84,13 @@ class _Search(_File):
             b -= 1
         if a >= b:
             return ""
-        return " ".join(self.text[tokens[a].start:tokens[b - 1].end].split())
+        span = _span(tokens, a, b)
+        written = " ".join(self.text[span.start:span.end].split())
+        if not self.is_cpp and tokens[b - 1].kind in (NUMBER, STRING) and b - a <= 2:
+            value = _folded_value(tokens[a:b], written)
+            if value is not None:
+                return value  # `5 * 60` binds 300, as it is compared (docs/format.md, "Equivalences")
+        return written
 
     def _regions(self, fragment: Fragment, scope: Scope) -> list[Scope]:
         """Where in the scope the fragment can match: the scope, or, for a structural fragment that names
@@ -237,6 +257,33 @@ class _CppEnds:
 
     def get(self, i: int, default=()) -> list[int]:
         return [i + 1, *self.longer.get(i, ())]
+
+
+def _folded_value(tokens, written: str) -> str | None:
+    """A Python literal for an arithmetic of literals that the canonical layout folded into one number or string
+    (`5 * 60`, `-(5 * 60)`, `'a' + 'b'`), or None where the code is a literal as written, or not one of those."""
+    *sign, value = tokens
+    if sign and (value.kind != NUMBER or sign[0].text != "-"):
+        return None
+    if value.kind == NUMBER:
+        text = "-" * len(sign) + value.text
+    elif value.text.startswith("s"):
+        text = value.text[1:]  # a str by value: its Python repr
+    else:
+        return None
+    try:
+        if ast.literal_eval(written) == ast.literal_eval(text):
+            return None  # a literal as written (`0x10`, `"a" "b"`): the code's own spelling
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return text
+
+
+def _span(tokens, a: int, b: int) -> Span:
+    """The text that tokens[a:b] stand for: from the first start to the last end among them (an equivalence may
+    lay code out in another order than it is written: `x > 0` is laid out `0 < x`)."""
+    window = tokens[a:b]
+    return Span(min(t.start for t in window), max(t.end for t in window))
 
 
 def _statement_shape(tokens: tuple, name: str) -> tuple[int, int, int | None] | None:
