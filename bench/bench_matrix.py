@@ -380,7 +380,7 @@ class Bench:
         command = [sys.executable, str(Path(__file__).resolve()), "--child", kind, "--spec", str(spec_path),
                    "--out", str(out_path)]
         start = time.perf_counter()
-        done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
         process_s = time.perf_counter() - start
         if done.returncode != 0 or not out_path.is_file():
             raise SystemExit(f"bench child {kind} failed ({done.returncode}):\n{done.stderr[-3000:]}")

@@ -48,7 +48,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from _common import machine, mib  # noqa: E402
-from verifier import code, kb as kb_module  # noqa: E402
+from verifier import code  # noqa: E402
+from verifier import kb as kb_module
 from verifier.cache import cache_dir  # noqa: E402
 from verifier.entries import load_entry  # noqa: E402
 from verifier.evaluate import evaluate_source  # noqa: E402
@@ -56,9 +57,9 @@ from verifier.ledger import Ledger, version_key  # noqa: E402
 from verifier.model import Check, Entry  # noqa: E402
 from verifier.sources import SourceUnavailable, _downloads, pypi  # noqa: E402
 from verifier.sources._archive import matches_record, parse_record, read_tar_members, record_path  # noqa: E402
-from verifier.sources._zip import ZipReader  # noqa: E402
 from verifier.sources._http import HttpClient  # noqa: E402
 from verifier.sources._store import MemberStore  # noqa: E402
+from verifier.sources._zip import ZipReader  # noqa: E402
 from verifier.verdicts import VerdictCache  # noqa: E402
 from verifier.verify import selected_checks, verify_engine  # noqa: E402
 

@@ -16,9 +16,9 @@ without it, in one run.
 from __future__ import annotations
 
 import argparse
-import os
 import contextlib
 import io
+import os
 import shutil
 import statistics
 import sys

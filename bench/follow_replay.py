@@ -138,7 +138,8 @@ def undo_boundary(kb, ledgers, engine: str, release: str, into: Path) -> list[st
     if into.exists():
         raise SystemExit(f"{into} exists; give a new folder")
     shutil.copytree(kb.root, into, ignore=shutil.ignore_patterns(".git", ".venv", "_site", "*.egg-info", "__pycache__",
-                                                               ".pytest_cache", ".ruff_cache", ".hypothesis"))
+                                                               ".pytest_cache", ".ruff_cache", ".mypy_cache",
+                                                               ".hypothesis"))
     ledger = ledgers[engine]
     versions = ledger.versions()
     before = versions[versions.index(release) - 1]

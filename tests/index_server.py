@@ -30,10 +30,10 @@ import threading
 import time
 import urllib.parse
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterable
 from unittest import mock
 
 

@@ -12,9 +12,16 @@ from pathlib import Path
 import pytest
 
 from verifier import deployment
-from verifier.deployment import (UNKNOWN, DeploymentError, _logs, env_from_paste, from_paste, looks_like_log,
-                                 parse_log, parse_log_text)
-
+from verifier.deployment import (
+    UNKNOWN,
+    DeploymentError,
+    _logs,
+    env_from_paste,
+    from_paste,
+    looks_like_log,
+    parse_log,
+    parse_log_text,
+)
 
 DATA = Path(__file__).parent / "data" / "logs"
 PACKAGES = {"vllm": "vllm", "sglang": "sglang"}

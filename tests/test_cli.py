@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-
-from .conftest import run_cli, SCHED_PY, VALID_ENTRY
+from .conftest import SCHED_PY, VALID_ENTRY, run_cli
 
 
 def test_offline_lint_clean_exits_0(kb, capsys):

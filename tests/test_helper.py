@@ -7,9 +7,9 @@ import os
 import pytest
 
 from verifier import helper as helper_module
-from verifier.evaluate import evaluate_source
 from verifier.code import SourceFile
 from verifier.entries import load_entry
+from verifier.evaluate import evaluate_source
 
 from .conftest import run_cli
 from .index_server import IndexServer, make_sdist

@@ -138,7 +138,7 @@ def test_lint_says_why_an_id_is_not_a_name(tmp_path):
     assert ("G204", "check id 'Zero' must be kebab-case (a-z, 0-9, '-')") in found
 
 
-def test_a_pull_request_adding_an_entry_linked_to_a_device_is_checked_and_refused(repo, capsys):
+def test_a_pull_request_adding_an_entry_linked_to_a_device_is_checked_and_refused(repo, capsys):  # noqa: F811 - the fixture imported above
     (repo.path / "gotchas" / "ops-zero.md").symlink_to("/dev/zero")
     repo.commit("a link")
     assert entries_to_check(kb_module.load(repo.path), "main") == [repo.path / "gotchas" / "ops-zero.md"]
@@ -147,7 +147,7 @@ def test_a_pull_request_adding_an_entry_linked_to_a_device_is_checked_and_refuse
     assert "::error file=gotchas/ops-zero.md,line=1," in out and "title=G107::" in out
 
 
-def test_an_entry_named_by_path_is_read_as_the_link_it_is(repo, capsys):
+def test_an_entry_named_by_path_is_read_as_the_link_it_is(repo, capsys):  # noqa: F811 - the fixture imported above
     elsewhere = repo.path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "target.md").write_text(VALID_ENTRY.replace("id: ops-example", "id: ops-linked"))

@@ -7,8 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-
-from .conftest import run_cli, VALID_ENTRY
+from .conftest import VALID_ENTRY, run_cli
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo
 
 OTHER = VALID_ENTRY.replace("id: ops-example", "id: ops-other").replace(

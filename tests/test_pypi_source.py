@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
-import shutil
 import io
 import os
+import re
+import shutil
 import tarfile
 import time
 from pathlib import Path

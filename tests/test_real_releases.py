@@ -9,8 +9,8 @@ import pytest
 
 from verifier import kb as kb_module
 from verifier.entries import load_entry
-from verifier.reading import evaluate, evaluate_check
 from verifier.ledger import Ledger
+from verifier.reading import evaluate, evaluate_check
 from verifier.sources.directory import DirectorySource
 from verifier.sources.pypi import PyPISource
 

@@ -484,7 +484,7 @@ def test_real_front_page_reaches_its_first_entry_in_few_tab_stops(two_looks, rea
     it now: the header, the release form, one release picker per engine (20 with two engines)."""
     page = two_looks
     page.goto(real_base_url)
-    for presses in range(1, 40):
+    for presses in range(1, 40):  # noqa: B007 - the count is read after the loop
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.closest('#entries-table') !== null"):
             break

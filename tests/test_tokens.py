@@ -16,8 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.code._tokens import (_OPERATORS, _STRING_START, ELLIPSIS_META, META, NAME, NUMBER, OP, STRING,
-                                   _string_end, tokenize)
+from verifier.code._tokens import (
+    _OPERATORS,
+    _STRING_START,
+    ELLIPSIS_META,
+    META,
+    NAME,
+    NUMBER,
+    OP,
+    STRING,
+    _string_end,
+    tokenize,
+)
 
 _R_NAME = re.compile(r"[^\W\d]\w*")
 _R_NUMBER = re.compile(

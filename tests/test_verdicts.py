@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from verifier import verdicts as verdicts_module
-from verifier.reading import FileCache, evaluate
 from verifier.model import CHANGED, ERROR, HOLDS, Check, Verdict
+from verifier.reading import FileCache, evaluate
 from verifier.sources import Snapshot as Snapshot_
 from verifier.verdicts import VerdictCache
 

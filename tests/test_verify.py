@@ -11,7 +11,7 @@ from verifier import verify as verify_module
 from verifier.ledger import Ledger
 from verifier.reading import Reader
 
-from .conftest import run_cli, METRICS_PY, SCHED_PY
+from .conftest import METRICS_PY, SCHED_PY, run_cli
 from .index_server import Faults, IndexServer, make_sdist
 
 OLD_SCHED = SCHED_PY.replace("        request.num_computed_tokens = 0\n", "        request.num_computed_tokens -= 1\n")

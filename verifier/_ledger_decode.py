@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection, Iterable
 
 from ._ledger_records import CheckRecord, EngineLedger, EntryRecord, ReleaseRecord
 from ._ledger_text import _RELEASE_META, FORMAT_VERSION
@@ -41,12 +42,12 @@ class _Malformed(Exception):
     is where (keys from the top, put in front as the error passes up through the records that hold it);
     `advice` what to do about it."""
 
-    def __init__(self, message: str, *at, advice: str = _RESTORE) -> None:
+    def __init__(self, message: str, *at: object, advice: str = _RESTORE) -> None:
         super().__init__(message)
         self.at = list(at)
         self.advice = advice
 
-    def within(self, *at) -> _Malformed:
+    def within(self, *at: object) -> _Malformed:
         self.at[:0] = at
         return self
 
@@ -55,7 +56,7 @@ class _Malformed(Exception):
         return LedgerError(f"{where}: {location}{self}; {self.advice}")
 
 
-def _location(at) -> str:
+def _location(at: Iterable[object]) -> str:
     """Keys as a JSON Pointer without its leading slash (`releases/0.10.0/entries/e/checks/c/verdict`), each
     escaped (`~0` for `~`, `~1` for `/`, an empty key as `""`), so that no control character and no long key
     reaches the terminal."""
@@ -66,7 +67,7 @@ def _location(at) -> str:
     return "/".join(parts)
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     """What a JSON value is, for a message (a hostile value itself is never shown whole)."""
     if isinstance(value, str):
         return json.dumps(value if len(value) <= 40 else value[:37] + "...")
@@ -82,11 +83,11 @@ def _wrong(data: dict, key: str, must: str) -> _Malformed:
     return _Malformed(f"{must}, not {_kind(data[key])}" if key in data else f"missing; {must}", key)
 
 
-def _unknown(known) -> str:
+def _unknown(known: Iterable[str]) -> str:
     return f"not a key this format has ({', '.join(sorted(known))})"
 
 
-def _exact_keys(data: dict, keys) -> None:
+def _exact_keys(data: dict, keys: Collection[str]) -> None:
     """`data` has each of `keys` and no other."""
     for key in data:
         if key not in keys:
@@ -96,12 +97,12 @@ def _exact_keys(data: dict, keys) -> None:
             raise _Malformed("missing", key)
 
 
-def _text(value, key: str) -> None:
+def _text(value: object, key: str) -> None:
     if type(value) is not str:
         raise _Malformed(f"must be text, not {_kind(value)}", key)
 
 
-def _line_numbers(value, key: str) -> None:
+def _line_numbers(value: object, key: str) -> None:
     """The first and the last line of a place: two line numbers, in order."""
     if type(value) is not list or len(value) != 2:
         raise _Malformed(f"must be two line numbers, not {_kind(value)}", key)
@@ -112,7 +113,7 @@ def _line_numbers(value, key: str) -> None:
         raise _Malformed(f"must be two line numbers in order, not {value[0]} then {value[1]}", key)
 
 
-def _name(value: str, kind: str, what: str, *at) -> None:
+def _name(value: str, kind: str, what: str, *at: object) -> None:
     problem = name_problem(value, kind)
     if problem is not None:
         raise _Malformed(f"not {what}: it {problem}", *at)
@@ -144,11 +145,12 @@ class _Decoder:
         self._entries: dict[tuple, EntryRecord] = {}
         self._names: set[str] = set()  # entry and check ids found to be names
 
-    def check(self, data) -> CheckRecord:
+    def check(self, data: object) -> CheckRecord:
         if type(data) is not dict:
             raise _Malformed(f"must be a check verdict (an object), not {_kind(data)}")
         get = data.get
         lines, form = get("lines"), get("form")
+        key: tuple | None  # what the record is looked up by, when its numbers are ints
         # Only a record whose numbers are ints (not True, not 1.0, which equal them) is looked up: a record
         # found has the same length and equal fields, and so no other key (the one stored had none) and no
         # value of another type (text equals only text).
@@ -210,12 +212,12 @@ class _Decoder:
                            data.get("symbol"), data.get("hint"), data.get("message"), data.get("sha256"),
                            data.get("check"), tuple(values.items()) if values else None)
 
-    def name(self, value: str, what: str, *at) -> None:
+    def name(self, value: str, what: str, *at: object) -> None:
         if value not in self._names:
             _name(value, "id", what, *at)
             self._names.add(value)
 
-    def entry(self, data, version: str) -> EntryRecord:
+    def entry(self, data: object, version: str) -> EntryRecord:
         if type(data) is not dict:
             raise _Malformed(f"must be an entry record (an object), not {_kind(data)}")
         for key in data:
@@ -239,16 +241,17 @@ class _Decoder:
                 raise _wrong(data, "verdict", f"must be one of {', '.join(_FORMAT_1_VERDICTS)}")
             status = entry_status(version, (c.verdict for c in checks.values()))
         else:
-            status = data.get("status")
-            if type(status) is not str or status not in STATUSES:
+            written = data.get("status")
+            if type(written) is not str or written not in STATUSES:
                 raise _wrong(data, "status", f"must be one of {', '.join(STATUSES)}")
+            status = written
         key = (status, tuple((name, id(record)) for name, record in checks.items()))
         found = self._entries.get(key)
         if found is None:
             found = self._entries[key] = EntryRecord(status, checks)
         return found
 
-    def release(self, record, version: str) -> ReleaseRecord:
+    def release(self, record: object, version: str) -> ReleaseRecord:
         if type(record) is not dict:
             raise _Malformed(f"must be a release record (an object), not {_kind(record)}")
         meta = dict.fromkeys(_RELEASE_META)
@@ -276,7 +279,7 @@ class _Decoder:
         return ReleaseRecord(**meta, entries=entries)
 
 
-def decode(data, engine: str, where: str) -> EngineLedger:
+def decode(data: object, engine: str, where: str) -> EngineLedger:
     """The ledger of `engine` from a file's parsed JSON; LedgerError, naming `where` and the first bad location
     in it, when it is not one."""
     try:
@@ -285,7 +288,7 @@ def decode(data, engine: str, where: str) -> EngineLedger:
         raise exc.refusal(where) from None
 
 
-def _decode(data, engine: str) -> EngineLedger:
+def _decode(data: object, engine: str) -> EngineLedger:
     if type(data) is not dict:
         raise _Malformed(f"not a ledger of {engine}: not an object but {_kind(data)}")
     for key in data:
@@ -333,7 +336,7 @@ def decode_evidence(data, engine: str, where: str) -> dict:
     return data
 
 
-def _check_evidence(data, engine: str) -> None:
+def _check_evidence(data: object, engine: str) -> None:
     if type(data) is not dict:
         raise _Malformed(f"not evidence of {engine}: not an object but {_kind(data)}")
     for key in data:
@@ -364,7 +367,7 @@ def _check_evidence(data, engine: str) -> None:
     _check_history(data.get("windows", {}), data.get("at", {}))
 
 
-def _check_history(windows, at) -> None:
+def _check_history(windows: object, at: object) -> None:
     """`windows`: entry/check -> the distinct excerpts (lists of lines) it had; `at`: entry/check -> version ->
     [index into its windows, number of the first line]. A bad value is refused where it is. Where the two do not
     agree (a check's windows no release names, a release naming an excerpt that is not there), which side is wrong
@@ -413,7 +416,7 @@ def _check_history(windows, at) -> None:
                                  name, version, 0)
 
 
-def _check_excerpt(excerpt) -> None:
+def _check_excerpt(excerpt: object) -> None:
     if type(excerpt) is not dict:
         raise _Malformed(f"must be an excerpt (an object), not {_kind(excerpt)}")
     _exact_keys(excerpt, _EXCERPT_KEYS)

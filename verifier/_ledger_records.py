@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -189,7 +190,7 @@ class EngineLedger:
             return found[1]
         line = CheckRecord(
             verdict=v.status, reason=v.reason, form=result.form, path=v.path or result.check.path,
-            lines=tuple(v.lines) if v.lines else None, symbol=v.symbol, hint=v.hint,
+            lines=cast("tuple[int, int]", tuple(v.lines)) if v.lines else None, symbol=v.symbol, hint=v.hint,
             message=v.message if v.status == ERROR else None,
             sha256=v.file_sha[:SHA_DIGITS] if v.file_sha else None, check=result.check.fingerprint,
             values=tuple(v.values) if v.values and v.status == HOLDS else None,

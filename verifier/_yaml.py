@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -41,6 +41,12 @@ class Node:
         if isinstance(self.value, list):
             return [v.plain() for v in self.value]
         return self.value
+
+
+def _place(event: yaml.Event, offset: int) -> tuple[int, int]:
+    """(line, column), from 1, where a parsed event starts (the parser marks every event it makes)."""
+    mark = cast(yaml.Mark, event.start_mark)
+    return mark.line + 1 + offset, mark.column + 1
 
 
 class YAMLProblem(Exception):
@@ -139,7 +145,7 @@ def _explicit_key(text: str) -> bool:
     or block scalar (C++'s `a ? b : c` in a check) is text, which both parsers read alike. Only a text where
     `_KEY_INDICATOR` finds a candidate pays for this scan (C, a few ms on an entry)."""
     try:
-        for token in yaml.scan(text, Loader=_FAST_LOADER):
+        for token in yaml.scan(text, Loader=cast("type[yaml.CSafeLoader]", _FAST_LOADER)):  # only libyaml's path asks
             if isinstance(token, yaml.KeyToken) and text[token.start_mark.index:token.start_mark.index + 1] == "?":
                 return True
     except (yaml.YAMLError, UnicodeError, RecursionError):
@@ -169,19 +175,16 @@ def _load_checked(text: str, first_line: int) -> Node | None:
                 open_collections.pop()
                 continue
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise YAMLProblem("anchors and aliases (&, *) are not allowed",
-                                  event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
+                raise YAMLProblem("anchors and aliases (&, *) are not allowed", *_place(event, offset), "G104")
             tag = getattr(event, "tag", None)
             if tag is not None and tag != "!":
-                raise YAMLProblem(f"explicit YAML tags ({tag}) are not allowed",
-                                  event.start_mark.line + 1 + offset, event.start_mark.column + 1, "G104")
+                raise YAMLProblem(f"explicit YAML tags ({tag}) are not allowed", *_place(event, offset), "G104")
             if kind in _NODE_EVENTS:
                 key = bool(open_collections) and open_collections[-1]
                 if open_collections and open_collections[-1] is not None:
                     open_collections[-1] = not key
                 if not key and len(open_collections) > _MAX_DEPTH:
-                    raise YAMLProblem("YAML nests too deeply", event.start_mark.line + 1 + offset,
-                                      event.start_mark.column + 1)
+                    raise YAMLProblem("YAML nests too deeply", *_place(event, offset))
                 if kind is yaml.MappingStartEvent:
                     open_collections.append(True)
                 elif kind is yaml.SequenceStartEvent:

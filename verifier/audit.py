@@ -13,7 +13,9 @@ entry; one that cannot be decided makes it "bites only if ...".
 from __future__ import annotations
 
 import json
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -114,7 +116,7 @@ def nearest_release(version: str, tracked: list[str]) -> tuple[str | None, str |
         wanted = Version(version)
     except InvalidVersion:
         return None, f"{version} is not a PEP 440 version: not audited"
-    by_version = {}
+    by_version: dict[Version, str] = {}
     for text in tracked:
         try:
             by_version.setdefault(Version(text), text)
@@ -342,8 +344,8 @@ def rank(kb: dict, entry: dict) -> int:
     return order.index(severity) if severity in order else len(order)
 
 
-def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], ignore: set[str] = frozenset()
-          ) -> Audit:
+def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings],
+          ignore: AbstractSet[str] = frozenset()) -> Audit:
     """Audit each engine version (or range) of a deployment. Findings are ranked: by group (bites, bites only
     if, unverified), then by severity, the worst first, then in the KB's order."""
     result = Audit()
@@ -395,13 +397,13 @@ def audit(kb: dict, installed: list[Installed], settings: dict[str, Settings], i
     for target in result.targets:
         given = target.installed.settings or settings.get(target.installed.engine)
         if given is not None and target.release is not None:
-            full = resolve(kb, target.installed.engine, target.release, given)
+            full = cast(Settings, resolve(kb, target.installed.engine, target.release, given))  # given: not None
             result.notes.extend(unknown_settings(kb, target.installed.engine, target.release, full))
             result.notes.extend(n for n in full.notes if n not in result.notes)
-    for key, given in settings.items():
-        result.notes.extend(n for n in given.notes if n not in result.notes)
-        if not any(t.installed.engine == key for t in result.targets):
-            result.notes.append(f"{given.origin}: settings of {key}, which no audited version is of")
+    for engine_key, declared in settings.items():
+        result.notes.extend(n for n in declared.notes if n not in result.notes)
+        if not any(t.installed.engine == engine_key for t in result.targets):
+            result.notes.append(f"{declared.origin}: settings of {engine_key}, which no audited version is of")
     result.notes = list(dict.fromkeys(result.notes))  # one version run by two serve lines says its note once
     return result
 
@@ -425,7 +427,7 @@ def _audit_range(kb: dict, item: Installed, given, ignore, result: Audit) -> Non
 
     engine = kb["engines"][item.engine]
     try:
-        specifier = SpecifierSet(item.specifier)
+        specifier = SpecifierSet(cast(str, item.specifier))  # a range: the caller's test
     except InvalidSpecifier:
         result.targets.append(Target(item, None, f"{item.specifier} is not a version range"))
         result.notes.append(f"{engine['name']} {item.specifier} is not a version range: not audited ({item.origin})")
@@ -454,7 +456,7 @@ def _audit_range(kb: dict, item: Installed, given, ignore, result: Audit) -> Non
         if entry_id not in merged:  # spared in every release of the range where it would bite
             result.dropped.append(Dropped(item.engine, release, entry_id, why))
     worst = {BITES: 0, ONLY_IF: 1, UNVERIFIED: 2}
-    for entry_id, hits in merged.items():
+    for hits in merged.values():
         release, entry, _, words = hits[-1]
         group = min((h[2] for h in hits), key=worst.__getitem__)
         result.findings.append(Finding(item.engine, release, item, text_at(entry, item.engine, release), group,
@@ -698,7 +700,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
-    rules, index = [], {}
+    rules: list[dict] = []
+    index: dict[str, int] = {}
     for f in result.findings:
         if f.id in index:
             continue
@@ -726,7 +729,7 @@ def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
                                "version": f.installed.version, "release": f.release, "fixed_in": f.fixed_in}}
         if f.installed.file:
             region = {"startLine": f.installed.line} if f.installed.line else None
-            location = {"physicalLocation": {"artifactLocation": {"uri": f.installed.file}}}
+            location: dict[str, dict] = {"physicalLocation": {"artifactLocation": {"uri": f.installed.file}}}
             if region:
                 location["physicalLocation"]["region"] = region
             item["locations"] = [location]

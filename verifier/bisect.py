@@ -11,9 +11,10 @@ apply at either release are tried.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from .reading import FileCache, evaluate
 from .model import ERROR, Check, Form, Release, Verdict, check_verdict
+from .reading import FileCache, evaluate
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ def choose_flip(source, check: Check, releases: list[Release], transitions: list
             found = [evaluate_check(check, a), evaluate_check(check, b)]
         if None in found:
             raise NoForm(f"{check.id} has no form that applies in {good.version if found[0] is None else bad.version}")
-        return good, bad, found[0][1].status, found[1][1].status
+        first, second = cast("list[tuple[int, Verdict]]", found)  # none is None (above)
+        return good, bad, first[1].status, second[1].status
     flips = [t for t in transitions if t.check == check.id]
     if flips and flips[-1].before_version in by_version and flips[-1].after_version in by_version:
         t = flips[-1]
@@ -111,4 +113,5 @@ def bisect(source, check: Check, good: Release, bad: Release, old: str, new: str
 
 def status(forms: tuple[Form, ...], snapshot, cache: FileCache) -> Verdict:
     """The check's verdict from these of its forms (docs/format.md's rule for several forms)."""
-    return check_verdict((f.index, evaluate(f, snapshot, cache)) for f in forms)[1]
+    # at least one form: a verdict
+    return cast("tuple[int, Verdict]", check_verdict((f.index, evaluate(f, snapshot, cache)) for f in forms))[1]

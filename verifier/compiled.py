@@ -120,10 +120,10 @@ def compile_loaded(kb, ledgers: dict, stored_surfaces: dict) -> dict:
     vendored = {}  # what audit needs of a vendored engine's builds (llama.cpp): commits, build numbers, flag grammars
     try:
         for key, e in kb.engines.items():
-            found = vendored_data(kb.root, key, ledgers[key], stored_surfaces.get(key) or EngineSurfaces(key),
-                                  ledgers[key].versions()) if e.vendored_at else None
-            if found is not None:
-                vendored[key] = found
+            builds = vendored_data(kb.root, key, ledgers[key], stored_surfaces.get(key) or EngineSurfaces(key),
+                                   ledgers[key].versions()) if e.vendored_at else None
+            if builds is not None:
+                vendored[key] = builds
     except BuildsError as exc:
         raise CompiledKBError(str(exc)) from None
     return {
@@ -226,7 +226,8 @@ def _from_surfaces(condition: Condition, surfaces, versions: list[str]) -> tuple
     `-tp` meets a condition written on `--tensor-parallel-size`."""
     from .surface.conditions import item_default, setting_item
 
-    defaults, spellings = {}, set()
+    defaults: dict[str, list] = {}
+    spellings: set[str] = set()
     for version in versions:
         surface = surfaces.surface(version)
         item = setting_item(condition, surface) if surface is not None else None

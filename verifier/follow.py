@@ -47,18 +47,20 @@ from __future__ import annotations
 import ast
 import difflib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from . import code, locate
+from ._nodes import node_bytes
 from .code import _cpp, _python
 from .code._cpp_tokens import tokenize as cpp_tokenize
 from .code._tokens import ELLIPSIS_META, META, NAME, NUMBER, OP, STRING, Token, tokenize
 from .evaluate import evaluate_source
 from .matchers import REGISTRY
 from .model import CHANGED, ERROR, HOLDS, Check, Entry, Form, Release, Verdict, language_of
-from .sources import Snapshot, SourceUnavailable
+from .sources import Snapshot, Source, SourceUnavailable
 from .trace import Walker, _distinctive, generalize
+from .verdicts import SearchCache, VerdictCache
 
 MOVE, TEXT = "move", "text"
 KINDS = (MOVE, TEXT)
@@ -134,7 +136,8 @@ class Reader(Walker):
     release before, the proposals at the release), each form's verdict asked once, and the release's Python
     files read once for every search."""
 
-    def __init__(self, source, verdicts=None, searches=None, progress: Callable[[str], None] | None = None) -> None:
+    def __init__(self, source: Source, verdicts: VerdictCache | None = None, searches: SearchCache | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
         super().__init__(source, [], verdicts, searches, progress)
         self._open: dict[str, Snapshot] = {}
         self._order: list[str] = []
@@ -351,7 +354,7 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
         # `CacheConfig.__init__` gone: every other class's `__init__` has its last name and nothing else of it
         last_name = (symbol or "").rsplit(".", 1)[-1]
         return bool(template.scope) and symbol != template.scope and last_name.startswith("__") and \
-            (symbol or "").rsplit(".", 1)[0] != template.scope.rsplit(".", 1)[0]
+            (symbol or "").rsplit(".", 1)[0] != (template.scope or "").rsplit(".", 1)[0]
 
     for place in locate.relocation_places(template, snapshot, files, reader.parsed, reader.searches):
         if place.what == "definition" and unrelated(place.symbol):
@@ -433,7 +436,8 @@ def _same_kind_of_scope(reader: Reader, held: Release, held_verdict: Verdict, te
     if a is None or b is None:
         return True
     if a == "field" or b == "field":
-        return a == b and template.scope.rsplit(".", 1)[-1] == form.scope.rsplit(".", 1)[-1]
+        # a kind at all: both scopes are named
+        return a == b and (template.scope or "").rsplit(".", 1)[-1] == (form.scope or "").rsplit(".", 1)[-1]
     return a == b
 
 
@@ -455,7 +459,7 @@ def _alike(reader: Reader, held: Release, held_verdict: Verdict, template: Form,
     if old_scope is None or new_scope is None:
         return 0.0
 
-    def lines(source, scope):
+    def lines(source: code.SourceFile, scope: code.Scope):
         first, last = source.line_of(scope.start), source.line_of(max(scope.start, scope.end - 1))
         return {source.line_text(n).strip() for n in range(first, last + 1)} - {""}
 
@@ -550,7 +554,7 @@ def _aligned(template: Form, verdict: Verdict, held: Release, path: str, symbol:
     after_span = _after_span(template.after, old_source, old_scope, span)
     if after_span is not None:
         afters = _aligned_code(template.after, old_source, old_scope, after_span, new_source, new_scope, keep)
-    results = []
+    results: list[tuple[float, str, str | None]] = []
     for ratio, pattern in [(1.0, template.pattern)] + patterns[:2]:
         for after_ratio, after in [(1.0, template.after)] + afters[:2]:
             if (pattern, after) != (template.pattern, template.after):
@@ -569,7 +573,8 @@ def _after_span(after: str, source: code.SourceFile, scope: code.Scope, span: co
     return before[-1] if before else None
 
 
-def _aligned_code(pattern: str, old_source, old_scope, span, new_source, new_scope,
+def _aligned_code(pattern: str, old_source: code.SourceFile, old_scope: code.Scope, span: code.Span,
+                  new_source: code.SourceFile, new_scope: code.Scope,
                   keep: set[str]) -> list[tuple[float, str]]:
     """The code of the new scope that corresponds to what `pattern` matched at `span` of the old, as fragments
     (how alike, text), best first; `keep` are the metavariables that must stay (named values)."""
@@ -608,14 +613,15 @@ def _aligned_code(pattern: str, old_source, old_scope, span, new_source, new_sco
     return results
 
 
-def _aligned_string(template: Form, old_source, span, new_source, new_scope) -> list[tuple[float, str]]:
+def _aligned_string(template: Form, old_source: code.SourceFile, span: code.Span, new_source: code.SourceFile,
+                    new_scope: code.Scope) -> list[tuple[float, str]]:
     """For `string`: the string literal of the new scope most like the one the template's text was in; the new
     text is that literal's text where the template's was in the old one (the whole value when it was)."""
     old_value = next((value for node, value in _literals(old_source, span.start, span.end)), None)
     if old_value is None:
         return []
     best = None
-    for node, value in _literals(new_source, new_scope.start, new_scope.end):
+    for _node, value in _literals(new_source, new_scope.start, new_scope.end):
         ratio = difflib.SequenceMatcher(None, old_value, value, autojunk=False).ratio()
         if best is None or ratio > best[0]:
             best = (ratio, value)
@@ -643,7 +649,7 @@ def _literals(source: code.SourceFile, start: int, end: int):
     return _python.string_literals(source.root, a, b)
 
 
-def _map_chars(opcodes, i: int) -> int:
+def _map_chars(opcodes: Sequence[tuple[str, int, int, int, int]], i: int) -> int:
     for tag, a1, a2, b1, b2 in opcodes:
         if a1 <= i < a2 or (i == a2 and tag != "equal" and a1 < a2):
             return b1 + (i - a1) if tag == "equal" else (b1 if i == a1 else b2)
@@ -658,7 +664,8 @@ def _literal_value(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _windows(old_source, old_scope, span, new_source, new_scope) -> tuple[tuple[int, int], tuple[int, int]]:
+def _windows(old_source: code.SourceFile, old_scope: code.Scope, span: code.Span, new_source: code.SourceFile,
+             new_scope: code.Scope) -> tuple[tuple[int, int], tuple[int, int]]:
     """The character ranges around the match (old) and around where the line diff of the two scopes puts it
     (new) that the token alignment compares."""
     old_first, old_last = old_source.line_of(old_scope.start), old_source.line_of(max(old_scope.start,
@@ -674,7 +681,7 @@ def _windows(old_source, old_scope, span, new_source, new_scope) -> tuple[tuple[
     old_range = (max(old_first, old_first + a - _CONTEXT_LINES), min(old_last, old_first + b + _CONTEXT_LINES))
     new_range = (max(new_first, new_first + lo - _CONTEXT_LINES), min(new_last, new_first + hi + _CONTEXT_LINES))
 
-    def chars(source, scope, lines):
+    def chars(source: code.SourceFile, scope: code.Scope, lines: tuple[int, int]):
         start = max(scope.start, source._line_starts[lines[0] - 1])
         end = source._line_starts[lines[1]] if lines[1] < len(source._line_starts) else len(source.text)
         return start, min(scope.end, end)
@@ -682,7 +689,7 @@ def _windows(old_source, old_scope, span, new_source, new_scope) -> tuple[tuple[
     return chars(old_source, old_scope, old_range), chars(new_source, new_scope, new_range)
 
 
-def _map_lines(opcodes, i: int, low: bool) -> int:
+def _map_lines(opcodes: Sequence[tuple[str, int, int, int, int]], i: int, low: bool) -> int:
     for tag, a1, a2, b1, b2 in opcodes:
         if a1 <= i < a2:
             if tag == "equal":
@@ -715,7 +722,8 @@ def _pattern_metas(pattern: str, matched: list[Token], scan=tokenize) -> dict:
     return {"cover": cover, "gaps": gaps}
 
 
-def _new_region(opcodes, first: int, last: int, extend: bool) -> tuple[int, int] | None:
+def _new_region(opcodes: Sequence[tuple[str, int, int, int, int]], first: int, last: int,
+                extend: bool) -> tuple[int, int] | None:
     """The new tokens (first, last index) that correspond to old tokens first..last; with `extend`, taking in
     what the new code inserted right after the last (a condition joined on, an argument added at the end)."""
     start = end = None
@@ -769,13 +777,13 @@ def _balanced(tokens: list[Token], region: tuple[int, int]) -> tuple[int, int] |
     return None
 
 
-def _written(text: str, new_tokens, opcodes, first: int, last: int, region: tuple[int, int], metas: dict,
-             keep: set[str]) -> str | None:
+def _written(text: str, new_tokens: list[Token], opcodes: Sequence[tuple[str, int, int, int, int]], first: int,
+             last: int, region: tuple[int, int], metas: dict, keep: set[str]) -> str | None:
     """The new code of `region` as a fragment: its text as the release writes it, each run of it that stands
     where a metavariable of the template stood written as that metavariable, dedented."""
     old_to_new: dict[int, int] = {}
     new_meta: dict[int, str] = {}
-    for tag, a1, a2, b1, b2 in opcodes:
+    for tag, a1, a2, b1, _b2 in opcodes:
         if tag == "equal":
             for k in range(a2 - a1):
                 old_to_new[a1 + k] = b1 + k
@@ -922,9 +930,9 @@ def concerns(template: Form, form: Form, generalized: bool = False) -> tuple[str
         out.append("the new code adds `" + "`, `".join(unmatched[:4]) +
                    "`: a condition, a term or a result joined the claim")
     statements = _cpp_statements if language == "cpp" else _statements
-    added = statements(form.pattern) - statements(template.pattern)
-    if sum(added.values()) > 0 and statements(template.pattern):
-        first = next(iter(added))
+    more = statements(form.pattern) - statements(template.pattern)
+    if sum(more.values()) > 0 and statements(template.pattern):
+        first = next(iter(more))
         out.append(f"the new code adds a statement (`{first}`): the claim's code does more now")
     return tuple(out)
 
@@ -947,7 +955,7 @@ def _statements(pattern: str | None) -> Counter:
                 stack.append(child)
             elif child.type.endswith("statement") or child.type in ("function_definition", "class_definition",
                                                                       "decorated_definition"):
-                line = code.fold_whitespace(child.text.decode("utf-8", "replace").split("\n")[0])
+                line = code.fold_whitespace(node_bytes(child).decode("utf-8", "replace").split("\n")[0])
                 if line != "...":
                     found[line] += 1
                 stack.append(child)
@@ -969,7 +977,7 @@ def _cpp_statements(pattern: str | None) -> Counter:
         node = stack.pop()
         for child in node.named_children:
             if _cpp.is_statement(child) and child.type != "compound_statement":
-                line = code.fold_whitespace(child.text.decode("utf-8", "replace").split("\n")[0])
+                line = code.fold_whitespace(node_bytes(child).decode("utf-8", "replace").split("\n")[0])
                 if line != "___;":
                     found[line] += 1
             stack.append(child)
@@ -1003,12 +1011,12 @@ def mutants_kept(template: Form, held_verdict: Verdict, held: Release, form: For
                  release: Release, reader: Reader) -> tuple[int, int]:
     """(caught, of): the meaning mutants of the proposal's code at `release` that are the same mutation (by
     description) as one that caught the template at `held`, and how many of them the proposal catches."""
-    from .mutants import meaning_mutants
+    from .mutants import Mutant, meaning_mutants
 
     new_text = _text(reader, release, verdict.path or form.path)
     if new_text is None or language_of(form.path) not in ("python", "cpp"):
         return (0, 0)
-    new = {}
+    new: dict[str, Mutant] = {}
     for mutant in meaning_mutants(form, verdict, new_text):
         new.setdefault(mutant.description, mutant)
     caught = of = 0
@@ -1067,7 +1075,7 @@ def followed(check: Check, proposal: Proposal, held: str) -> Check:
     return check
 
 
-def follow_engine(entries: list[Entry], engine: str, source, releases: list[Release], targets: list[Release],
+def follow_engine(entries: list[Entry], engine: str, source: Source, releases: list[Release], targets: list[Release],
                   reader: Reader, kinds=KINDS, mutants: bool = True,
                   progress: Callable[[str], None] | None = None) -> list[Following]:
     """Every check of `engine` that holds at the release before each of `targets` (in order) and not at it,

@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_for
+from typing import Any
 
 from . import stats
 from .model import Form, Verdict
@@ -81,7 +82,7 @@ class Helper:
         self._pool: ProcessPoolExecutor | None = None
         self._dead = False
         # handed over, not taken back yet, in order: future -> (token, checks, and with a budget its forms and it)
-        self._busy: dict[Future, tuple[object, int, list | None, object]] = {}
+        self._busy: dict[Future, tuple[Any, int, list | None, object]] = {}
         self._done: list = []  # answers taken from the pool and not given to the run yet
 
     # -- the run's side ---------------------------------------------------------------------------------
@@ -120,13 +121,13 @@ class Helper:
         self._busy[future] = (token, len(forms), forms if budget is not None else None, budget)
         return True
 
-    def results(self) -> list[tuple[object, list[Verdict] | None]]:
+    def results(self) -> list[tuple[Any, list[Verdict] | None]]:
         """What the pool has finished since the last call, without waiting."""
         self._drain()
         done, self._done = self._done, []
         return done
 
-    def wait(self) -> list[tuple[object, list[Verdict] | None]]:
+    def wait(self) -> list[tuple[Any, list[Verdict] | None]]:
         """Everything handed over, waiting for the pool to finish it."""
         while self._busy:
             wait_for(list(self._busy), return_when=FIRST_COMPLETED)
@@ -168,7 +169,7 @@ class Helper:
         """One finished file; its answer goes to `_done`."""
         token, checks, forms, budget = self._busy.pop(future)
         error = future.exception()
-        reply = None if error is not None else future.result()
+        reply: Any = None if error is not None else future.result()
         if error is not None and not _failed_here(error):  # the pool is broken: no worker can be trusted now
             self._done.append((token, None))
             self._die()

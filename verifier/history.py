@@ -241,13 +241,14 @@ def between(ledger: EngineLedger, older: str, newer: str) -> list[StatusChange]:
     for entry in sorted({e for v in (older, newer) if v in ledger.releases for e in ledger.releases[v].entries}):
         a, b = ledger.entry(older, entry), ledger.entry(newer, entry)
         status_a, status_b = (a.status if a else None), (b.status if b else None)
-        if status_a == status_b or status_b is None:
+        if status_a == status_b or status_b is None or b is None:
             continue
         checks = []
         for check in sorted(set(a.checks if a else ()) | set(b.checks)):
             before = a.checks.get(check) if a else None
             after = b.checks.get(check)
-            if before is not None and after is not None and (before.verdict, before.form) != (after.verdict, after.form):
+            if before is not None and after is not None \
+                    and (before.verdict, before.form) != (after.verdict, after.form):
                 checks.append(Transition(entry, check, older, newer, before, after))
         found.append(StatusChange(ledger.engine, entry, older if a else None, newer, status_a, status_b, tuple(checks)))
     return found
@@ -260,6 +261,6 @@ def describe(engine_name: str, statuses: list[tuple[str, str]]) -> str:
     return "; ".join(f"{STATUS_PHRASES.get(r.status, r.status)} in {engine_name} {r}" for r in segments(statuses))
 
 
-__all__ = ["Range", "Transition", "StatusChange", "BoundsProblem", "between", "bounds_problems", "status_changes", "new_status_changes", "entry_statuses",
-           "check_statuses", "segments", "ranges", "transitions", "status_at", "describe", "describe_verdict",
-           "STATUS_PHRASES"]
+__all__ = ["Range", "Transition", "StatusChange", "BoundsProblem", "between", "bounds_problems", "status_changes",
+           "new_status_changes", "entry_statuses", "check_statuses", "segments", "ranges", "transitions", "status_at",
+           "describe", "describe_verdict", "STATUS_PHRASES"]

@@ -34,11 +34,29 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
-from ._ledger_decode import (READABLE_FORMATS, LedgerError, _check_evidence, _location, _Malformed, _name,
-                             _RESTORE, decode, decode_evidence)
-from ._ledger_records import (SHA_DIGITS, CheckRecord, EngineLedger, EntryRecord, ReleaseRecord, parts_holding,
-                              status_of, version_key)
+from ._ledger_decode import (
+    _RESTORE,
+    READABLE_FORMATS,
+    LedgerError,
+    _check_evidence,
+    _location,
+    _Malformed,
+    _name,
+    decode,
+    decode_evidence,
+)
+from ._ledger_records import (
+    SHA_DIGITS,
+    CheckRecord,
+    EngineLedger,
+    EntryRecord,
+    ReleaseRecord,
+    parts_holding,
+    status_of,
+    version_key,
+)
 from ._ledger_text import FORMAT_VERSION
 from .safety import PathError, inside, name_problem, open_regular, read_regular
 
@@ -171,14 +189,14 @@ class Ledger:
         `windows` (version -> entry/check -> (first line, lines)) are the excerpts of every release verified, of
         the checks of `entries`: at those releases they replace what `old` had of those entries; what it had of
         other releases and entries stays, except entries not in `keep` when it is given (a run of the whole KB)."""
-        engine = engine or evidence["engine"]
+        engine = engine or cast(dict, evidence)["engine"]  # the one or the other is given
         path = self.evidence_path(engine)
         if merge or evidence is None or windows:
             old = old if old is not None else self.load_evidence(engine)
-        if evidence is None:
-            evidence = {"engine": engine, "version": old.get("version"), "checks": old.get("checks", {})}
-        elif merge and old.get("version") == evidence["version"]:
-            evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
+            if evidence is None:
+                evidence = {"engine": engine, "version": old.get("version"), "checks": old.get("checks", {})}
+            elif merge and old.get("version") == evidence["version"]:
+                evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
         if keep is not None:
             evidence = {**evidence, "checks": {k: v for k, v in evidence["checks"].items()
                                                if k.partition("/")[0] in keep}}

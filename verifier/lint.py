@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from . import prose
+from . import _yaml, prose
 from .code import Fragment
 from .entries import LoadedEntry
 from .kb import KB
@@ -41,7 +41,8 @@ RULES: dict[str, str] = {
     "G211": "the severity is not in gotchas/severities.yaml",
     "G301": "two checks of one entry share an id",
     "G302": "a check has no matcher or more than one",
-    "G303": "a modifier where it is not allowed (after/adjacent only with contains; adjacent needs after; no in with defines)",
+    "G303": "a modifier where it is not allowed (after/adjacent only with contains; adjacent needs after; no in with "
+            "defines)",
     "G304": "a check's or a condition's engine is missing or not among the entry's engines, or a condition's "
             "witness is a check of another engine",
     "G305": "a path is not a confined repository path, or names a dot-file or dot-folder",
@@ -115,13 +116,13 @@ def lint(loaded: LoadedEntry, kb: KB) -> list[Diagnostic]:
         for rule in ENTRY_RULES:
             found.extend(rule(entry, loaded, kb))
         for check in loaded.linted_checks:
-            def line_of(index: int, key: str) -> int:
+            def line_of(index: int, key: str, check: Check = check) -> int:
                 node = loaded.check_nodes.get(check.id) if index == 0 else loaded.form_nodes.get((check.id, index))
                 if node is None:
                     return check.line
                 return node.key_lines.get(key, node.line)
 
-            def where(index: int) -> str:
+            def where(index: int, check: Check = check) -> str:
                 return f"check {check.id}" + (f", form {index} (item {index} of earlier)" if index else "")
 
             problems = [p for rule in CHECK_RULES for p in rule(check, entry, kb)]
@@ -209,7 +210,8 @@ def _introduced_fixed(entry: Entry, loaded: LoadedEntry, kb: KB):
                                  f"{key}.{engine} {version!r} is not a release version (PEP 440, like 0.8.2)")
     for engine, introduced in entry.introduced.items():
         fixed = entry.fixed.get(engine)
-        if fixed is not None and release_version(introduced) and release_version(fixed) and not before(introduced, fixed):
+        if fixed is not None and release_version(introduced) and release_version(fixed) \
+                and not before(introduced, fixed):
             yield Diagnostic(loaded.file, entry.line_of(f"fixed:{engine}"), "G314",
                              f"fixed {fixed} for {engine} does not come after introduced {introduced}")
 
@@ -279,7 +281,7 @@ def _conditions(entry: Entry, loaded: LoadedEntry, kb: KB):
     engine, the bounds are versions in order. The shape of each item is the loader's (G201-G203, G210)."""
     checks = {c.id: c for c in loaded.linted_checks}
     for condition, node in loaded.condition_nodes:
-        def line(key: str) -> int:
+        def line(key: str, node: _yaml.Node = node) -> int:
             return node.key_lines.get(key, node.line)
 
         what = f"condition on {condition.setting}"
@@ -325,13 +327,14 @@ def _engine(check: Check, entry: Entry, kb: KB):
     if not check.engine:
         yield 0, "id", "G304", f"the entry names several engines ({', '.join(entry.engines)}); say which with 'engine:'"
     elif entry.engines and check.engine not in entry.engines:
-        yield 0, "engine", "G304", f"engine {check.engine!r} is not among the entry's engines ({', '.join(entry.engines)})"
+        yield 0, "engine", "G304", \
+            f"engine {check.engine!r} is not among the entry's engines ({', '.join(entry.engines)})"
 
 
 @check_rule
 def _bounds(check: Check, entry: Entry, kb: KB):
     """Bounds are PEP 440 versions, `since` no later than `until`; a form can apply somewhere and is not shadowed."""
-    usable = []
+    usable: list[Form] = []
     for form in check.forms:
         bad = False
         for key in ("since", "until"):
@@ -379,7 +382,8 @@ def _modifiers(form: Form, check: Check, entry: Entry, kb: KB):
     if not matcher.modifiers:
         for key in ("after", "adjacent"):
             if (form.after if key == "after" else form.adjacent):
-                yield key, "G303", f"{key!r} works only with {' or '.join(repr(m) for m in takes)}, not with {form.matcher!r}"
+                yield key, "G303", \
+                    f"{key!r} works only with {' or '.join(repr(m) for m in takes)}, not with {form.matcher!r}"
     elif form.adjacent and form.after is None:
         yield "adjacent", "G303", "'adjacent' needs 'after': adjacent to what?"
     if not matcher.scoped and form.scope is not None:
@@ -408,7 +412,8 @@ def _python_only(form: Form, check: Check, entry: Entry, kb: KB):
         yield "in", "G306", f"'in' needs a Python, C or C++ file; {form.path} is none of them"
     matcher = REGISTRY.get(form.matcher)
     if matcher is not None and language not in matcher.languages:
-        yield form.matcher, "G306", f"{form.matcher!r} needs {languages_words(matcher.languages)}; {form.path} is not one"
+        yield form.matcher, "G306", \
+            f"{form.matcher!r} needs {languages_words(matcher.languages)}; {form.path} is not one"
     if form.adjacent and language not in MODIFIER_LANGUAGES["adjacent"]:
         yield "adjacent", "G306", (f"'adjacent' needs {languages_words(MODIFIER_LANGUAGES['adjacent'])}; "
                                    f"{form.path} is not one")

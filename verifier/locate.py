@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from . import code, stats
 from .code import _cpp, _python
@@ -18,6 +19,12 @@ from .matchers import REGISTRY
 from .model import CHANGED, CPP_SUFFIXES, MISSING, language_of
 from .reading import FileCache
 from .sources import Snapshot, SourceUnavailable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .model import CheckResult, Form
+    from .verdicts import SearchCache
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
 #: Files parsed at most in one search.
@@ -92,7 +99,7 @@ def _read_all(snapshot: Snapshot, paths: list[str]) -> dict[str, bytes]:
     return contents
 
 
-def find_symbol(snapshot, symbol: str, files: dict[str, bytes] | None = None,
+def find_symbol(snapshot: Snapshot, symbol: str, files: dict[str, bytes] | None = None,
                 cache: FileCache | None = None, language: str = "python") -> list[Place]:
     """Every definition of `symbol`, or else of a symbol ending in its last part, across the release: in `files`
     (Python, C or C++ files by path, each read as its own language), or else in the release's files of
@@ -107,15 +114,15 @@ def find_symbol(snapshot, symbol: str, files: dict[str, bytes] | None = None,
     exact, similar = [], []
     for path, data in _candidates(files, patterns):
         source = cache.get(path, data)
-        for name, scope in source.definitions():
-            if name == symbol or name.endswith("." + symbol):
-                exact.append(_place(source, scope, name, "definition"))
-            elif name.rsplit(".", 1)[-1] == last:
-                similar.append(_place(source, scope, name, "definition"))
+        for defined, scope in source.definitions():
+            if defined == symbol or defined.endswith("." + symbol):
+                exact.append(_place(source, scope, defined, "definition"))
+            elif defined.rsplit(".", 1)[-1] == last:
+                similar.append(_place(source, scope, defined, "definition"))
     return exact or similar
 
 
-def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None = None,
+def find_fragment(snapshot: Snapshot, fragment_code: str, files: dict[str, bytes] | None = None,
                   cache: FileCache | None = None) -> list[Place]:
     """Every occurrence of a `contains` fragment across the release's Python files."""
     fragment = code.fragment(fragment_code)
@@ -137,7 +144,8 @@ def find_fragment(snapshot, fragment_code: str, files: dict[str, bytes] | None =
     return places
 
 
-def find_text(snapshot, text: str, files: dict[str, bytes] | None = None, cache: FileCache | None = None) -> list[Place]:
+def find_text(snapshot: Snapshot, text: str, files: dict[str, bytes] | None = None,
+              cache: FileCache | None = None) -> list[Place]:
     """Every string literal containing `text` (whitespace folded) across the release's files (`files`: Python, C
     or C++ files by path; by default its Python files)."""
     wanted = code.fold_whitespace(text)
@@ -179,7 +187,7 @@ def _place(source: code.SourceFile, scope: code.Scope, name: str, what: str) -> 
     return Place(source.path, source.lines_of(code.Span(scope.start, scope.end)), name, what)
 
 
-def cached(searches, snapshot, kind: str, query: str, compute) -> list[Place]:
+def cached(searches: SearchCache | None, snapshot: Snapshot, kind: str, query: str, compute) -> list[Place]:
     """`compute()` (a search of the whole release), answered from `searches` (a SearchCache) when it was asked
     before about the same release."""
     identity = snapshot.release.identity
@@ -196,7 +204,9 @@ def cached(searches, snapshot, kind: str, query: str, compute) -> list[Place]:
     return places
 
 
-def relocation_places(form, snapshot, files=None, cache: FileCache | None = None, searches=None) -> list[Place]:
+def relocation_places(form: Form, snapshot: Snapshot,
+                      files: dict[str, bytes] | Callable[[], dict[str, bytes]] | None = None,
+                      cache: FileCache | None = None, searches: SearchCache | None = None) -> list[Place]:
     """Where, in this release, what a form looks for lives, likeliest first, the form's own place left out.
 
     `files` is every file of the release that a search for the form reads (`files_of` its language: the Python
@@ -245,7 +255,9 @@ def relocation_places(form, snapshot, files=None, cache: FileCache | None = None
     return sorted(places, key=likeness)
 
 
-def relocation_hint(form, snapshot, files=None, cache: FileCache | None = None, searches=None) -> str | None:
+def relocation_hint(form: Form, snapshot: Snapshot,
+                    files: dict[str, bytes] | Callable[[], dict[str, bytes]] | None = None,
+                    cache: FileCache | None = None, searches: SearchCache | None = None) -> str | None:
     """Where, in this release, what a changed or missing form looks for now lives, written as a form that
     could be added to `earlier`; None when nowhere else. Raises SourceUnavailable when the release cannot
     be read.
@@ -261,7 +273,7 @@ def relocation_hint(form, snapshot, files=None, cache: FileCache | None = None, 
     return f"now at {shown}{more}; as a form: {as_form(form, places[0])}"
 
 
-def as_form(form, place: Place) -> str:
+def as_form(form: Form, place: Place) -> str:
     """The place as a form of `earlier` in flow YAML: what differs from `form` (path, scope)."""
     parts = []
     if place.path != form.path:
@@ -274,12 +286,12 @@ def as_form(form, place: Place) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _names_symbol(form) -> bool:
+def _names_symbol(form: Form) -> bool:
     """A matcher whose text is a symbol (`defines`): it takes no scope, and a place is a new value of its text."""
     return form.matcher in REGISTRY and REGISTRY[form.matcher].symbol
 
 
-def _scope_for(form, place: Place) -> str | None:
+def _scope_for(form: Form, place: Place) -> str | None:
     """The `in` of a form at `place`: the definition found, or the one holding the fragment found."""
     if _names_symbol(form):
         return None
@@ -290,7 +302,8 @@ def _scope_for(form, place: Place) -> str | None:
     return place.symbol
 
 
-def with_relocations(results: list, snapshot: Snapshot, relocate, parsed: FileCache, searches=None) -> list:
+def with_relocations(results: list, snapshot: Snapshot, relocate: Callable[[CheckResult], bool], parsed: FileCache,
+                     searches: SearchCache | None = None) -> list:
     """`results` (CheckResults of one release) with the relocation hint of each `changed` or `missing` verdict
     that `relocate(result)` picks added to its hint: where in this release its code now lives."""
     wanted = [i for i, r in enumerate(results)

@@ -7,7 +7,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -65,7 +65,7 @@ def _without_post(v: Version) -> Version:
     return Version(text)
 
 
-def release_spans(versions, among: list[str]) -> str:
+def release_spans(versions, among: Sequence[str]) -> str:
     """Versions as runs of consecutive releases of `among` (the tracked releases, in order):
     `0.8.0-0.9.2, 0.11.0`."""
     index = {v: i for i, v in enumerate(among)}
@@ -121,7 +121,7 @@ class Form:
     line: int = 0  # line of the form in the entry file
     #: The check's named values (`values`): (NAME, the values the claim allows, each as `setting_value` reads
     #: it), for a `$NAME` of the fragment; a match binding another value does not hold.
-    values: tuple[tuple[str, tuple[object, ...]], ...] = ()
+    values: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def is_python(self) -> bool:
@@ -131,7 +131,8 @@ class Form:
     def fingerprint(self) -> str:
         """A short hash of what the form looks for: a verdict of it is reused only while it is unchanged.
         Bounds are not in it: they decide where a form is tried, not what it finds."""
-        spec = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after, self.adjacent]
+        spec: list[object] = [self.engine, self.path, self.matcher, self.pattern, self.scope, self.after,
+                              self.adjacent]
         if self.values:  # only then: the fingerprints of forms without values stay what they were
             spec.append([[name, [str(v) for v in allowed]] for name, allowed in self.values])
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
@@ -157,7 +158,7 @@ class Check:
     since: str | None = None
     until: str | None = None
     earlier: tuple[Form, ...] = ()  # items of `earlier`, inheritance resolved, numbered from 1
-    values: tuple[tuple[str, tuple[object, ...]], ...] = ()  # `values`: what every form's `$NAME` may bind
+    values: tuple[tuple[str, tuple[str, ...]], ...] = ()  # `values`: what every form's `$NAME` may bind
     part: str | None = None  # `part`: the part of the entry's claim this check belongs to
 
     @property
@@ -179,7 +180,8 @@ class Check:
         every release (and again by the ledger's bookkeeping): answered once per version."""
         known = self.__dict__.get("_forms_at")
         if known is None:
-            known = self.__dict__["_forms_at"] = {}  # a frozen dataclass: kept beside its fields, as cached_property does
+            # a frozen dataclass: kept beside its fields, as cached_property does
+            known = self.__dict__["_forms_at"] = {}
         found = known.get(version)
         if found is None:
             found = known[version] = tuple(f for f in self.forms if f.applies(version))
@@ -406,7 +408,7 @@ class Verdict:
     values: tuple[tuple[str, str], ...] = ()  # where it holds: what each named value bound (NAME, source text)
 
     def to_json(self) -> dict:
-        data = {
+        data: dict[str, object] = {
             "verdict": self.status,
             "reason": self.reason,
             "path": self.path,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import tree_sitter
 
+from ._nodes import node_bytes, node_field
 from .code import _python
 from .matchers import REGISTRY
 from .model import Verdict, language_of
@@ -81,9 +82,9 @@ def meaning_mutants(form, verdict: Verdict, text: str) -> Iterator[Mutant]:
     if how == "definition":
         for node in _nodes_within(tree.root_node, low, high):
             if node.type in ("function_definition", "class_definition"):
-                name = node.child_by_field_name("name")
-                edits.add(name.start_byte, name.end_byte, name.text.decode() + "_mutated", "rename",
-                          f"rename the definition {name.text.decode()}")
+                name = node_field(node, "name")
+                edits.add(name.start_byte, name.end_byte, node_bytes(name).decode() + "_mutated", "rename",
+                          f"rename the definition {node_bytes(name).decode()}")
                 break
     else:
         _expression_edits(tree.root_node, low, high, edits)
@@ -137,7 +138,7 @@ def _nodes_within(node: tree_sitter.Node, low: int, high: int) -> Iterator[tree_
 def _expression_edits(root: tree_sitter.Node, low: int, high: int, edits: _Edits) -> None:
     for node in _nodes_within(root, low, high):
         kind = node.type
-        text = node.text.decode("utf-8", "replace")
+        text = node_bytes(node).decode("utf-8", "replace")
         if kind == "integer":
             value = _int(text)
             if value is not None:
@@ -155,7 +156,7 @@ def _expression_edits(root: tree_sitter.Node, low: int, high: int, edits: _Edits
             content = [c for c in node.named_children if c.type == "string_content"]
             if content:  # in the middle of its text, where a claim about part of it most likely looks
                 piece = content[len(content) // 2]
-                middle = piece.text.decode("utf-8", "replace")
+                middle = node_bytes(piece).decode("utf-8", "replace")
                 at = piece.start_byte + len(middle[:len(middle) // 2].encode("utf-8"))
                 edits.add(at, at, "_mutated_", "literal", f"change the string {text[:40]}")
         elif kind in ("comparison_operator", "boolean_operator", "binary_operator"):
@@ -174,13 +175,13 @@ def _expression_edits(root: tree_sitter.Node, low: int, high: int, edits: _Edits
         elif kind == "not_operator":
             argument = node.child_by_field_name("argument")
             if argument is not None:
-                edits.add(node.start_byte, node.end_byte, argument.text, "operator", "drop `not`")
+                edits.add(node.start_byte, node.end_byte, node_bytes(argument), "operator", "drop `not`")
         elif kind == "call":
             function = node.child_by_field_name("function")
             target = function.child_by_field_name("attribute") if function is not None and \
                 function.type == "attribute" else function
             if target is not None and target.type == "identifier":
-                name = target.text.decode("utf-8", "replace")
+                name = node_bytes(target).decode("utf-8", "replace")
                 other = {"max": "min", "min": "max"}.get(name, name + "_mutated")
                 edits.add(target.start_byte, target.end_byte, other, "call", f"call {other} instead of {name}")
             arguments = node.child_by_field_name("arguments")
@@ -189,12 +190,12 @@ def _expression_edits(root: tree_sitter.Node, low: int, high: int, edits: _Edits
                     if argument.type == "keyword_argument":
                         start, end = _with_comma(argument)
                         edits.add(start, end, "", "keyword",
-                                  f"drop the keyword argument {argument.text.decode('utf-8', 'replace')[:40]}")
+                                  f"drop the keyword argument {node_bytes(argument).decode('utf-8', 'replace')[:40]}")
         elif kind == "attribute" and (node.parent is None or node.parent.type != "call"
                                       or node.parent.child_by_field_name("function") != node):
             attribute = node.child_by_field_name("attribute")
             if attribute is not None:
-                name = attribute.text.decode("utf-8", "replace")
+                name = node_bytes(attribute).decode("utf-8", "replace")
                 edits.add(attribute.start_byte, attribute.end_byte, name + "_mutated", "attribute",
                           f"read .{name}_mutated instead of .{name}")
 
@@ -221,7 +222,7 @@ def _statement_edits(root: tree_sitter.Node, low: int, high: int, data: bytes, e
         statements = [statement] if statement is not None else []
     for statement in statements:
         edits.add(statement.start_byte, statement.end_byte, "pass", "delete", "delete the statement "
-                  + statement.text.decode("utf-8", "replace").split("\n")[0][:60])
+                  + node_bytes(statement).decode("utf-8", "replace").split("\n")[0][:60])
     if form.after is not None and statements:  # the order the check claims: swap it with the statement before
         first = statements[0]
         previous = first.prev_named_sibling
@@ -232,8 +233,8 @@ def _statement_edits(root: tree_sitter.Node, low: int, high: int, data: bytes, e
     for a, b in zip(statements, statements[1:]):
         if a.parent is not None and b.parent is not None and a.parent.id == b.parent.id and a.end_byte <= b.start_byte:
             between = data[a.end_byte:b.start_byte]
-            edits.add(a.start_byte, b.end_byte, b.text + between + a.text, "swap",
-                      "swap two statements: " + a.text.decode("utf-8", "replace").split("\n")[0][:40])
+            edits.add(a.start_byte, b.end_byte, node_bytes(b) + between + node_bytes(a), "swap",
+                      "swap two statements: " + node_bytes(a).decode("utf-8", "replace").split("\n")[0][:40])
 
 
 def _absent_mutants(form, text: str, data: bytes, tree, low: int, high: int) -> Iterator[Mutant]:
@@ -322,7 +323,7 @@ def _rewrites(root: tree_sitter.Node, data: bytes) -> Iterator[tuple[str, bytes]
                     and not any(c.type == "generator_expression" for c in node.named_children):
                 commas.append((last.end_byte, last.end_byte, b","))
         elif kind == "string" and node.parent is not None and node.parent.type != "concatenated_string":
-            raw = node.text
+            raw = node_bytes(node)
             if raw[:1] in (b"'", b'"') and raw[-1:] == raw[:1] and not raw.startswith((b"'''", b'"""')):
                 body = raw[1:-1]
                 other = b'"' if raw[:1] == b"'" else b"'"

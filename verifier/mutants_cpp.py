@@ -35,11 +35,11 @@ from pathlib import Path
 
 import tree_sitter
 
+from ._nodes import node_field, node_parent
 from .code import _cpp
 from .matchers import REGISTRY
 from .model import Verdict
-from .mutants import (MEANING, NEUTRAL, Mutant, _apply, _distinct_mutants, _Edits, _line_bytes, _nodes_within,
-                      _walk)
+from .mutants import MEANING, NEUTRAL, Mutant, _apply, _distinct_mutants, _Edits, _line_bytes, _nodes_within, _walk
 
 #: The note a report gets when no clang-format binary is found.
 CLANG_FORMAT_MISSING = ("clang-format is not installed: the C and C++ files were not re-laid "
@@ -136,7 +136,7 @@ def _expression_edits(root: tree_sitter.Node, low: int, high: int, data: bytes, 
         elif kind in ("binary_expression", "assignment_expression"):
             operator = node.child_by_field_name("operator")
             op = operator.type if operator is not None else None
-            if op in _SWAPS and (kind == "binary_expression" or op in ("+=", "-=")):
+            if operator is not None and op in _SWAPS and (kind == "binary_expression" or op in ("+=", "-=")):
                 edits.add(operator.start_byte, operator.end_byte, _SWAPS[op], "operator",
                           f"swap `{op}` for `{_SWAPS[op]}`")
             if kind == "assignment_expression":
@@ -278,7 +278,7 @@ def _value_edit(value: tree_sitter.Node | None, data: bytes, edits: _Edits) -> N
         return
     node = value
     while node.type == "qualified_identifier" and node.child_by_field_name("name") is not None:
-        node = node.child_by_field_name("name")
+        node = node_field(node, "name")
     if node.type == "identifier":
         name = _source(data, node)
         edits.add(node.start_byte, node.end_byte, name + "_mutated", "value",
@@ -307,7 +307,7 @@ def _statement_edits(root: tree_sitter.Node, low: int, high: int, data: bytes, e
         statement = _statement_at(root, at)
         statements = [statement] if statement is not None else []
     for statement in statements:
-        gone = ";" if statement.parent.type in _STATEMENT_BLOCKS else ""
+        gone = ";" if node_parent(statement).type in _STATEMENT_BLOCKS else ""
         edits.add(statement.start_byte, statement.end_byte, gone, "delete",
                   "delete the statement " + _source(data, statement).split("\n")[0][:60])
     if form.after is not None and statements:  # the order the check claims: swap it with the statement before
@@ -317,7 +317,7 @@ def _statement_edits(root: tree_sitter.Node, low: int, high: int, data: bytes, e
         if previous is not None:
             statements = [previous, *statements]
     for a, b in zip(statements, statements[1:]):
-        if a.parent.id == b.parent.id and a.end_byte <= b.start_byte:
+        if node_parent(a).id == node_parent(b).id and a.end_byte <= b.start_byte:
             between = data[a.end_byte:b.start_byte]
             edits.add(a.start_byte, b.end_byte, data[b.start_byte:b.end_byte] + between
                       + data[a.start_byte:a.end_byte], "swap",
@@ -535,7 +535,7 @@ def _rewrites(root: tree_sitter.Node, data: bytes) -> Iterator[tuple[str, bytes]
             last = node.children[-2] if node.child_count >= 3 and node.children[-1].type == "}" else None
             if last is not None and last.type not in (",", "comment", "{") and not node.has_error:
                 commas.append((last.end_byte, last.end_byte, b","))
-        if not _is_statement(node) or node.parent.type == "translation_unit":
+        if not _is_statement(node) or node_parent(node).type == "translation_unit":
             continue
         start = data.rfind(b"\n", 0, node.start_byte) + 1
         indent = data[start:node.start_byte]

@@ -25,6 +25,7 @@ import difflib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import mutants_cpp
 from .matchers import REGISTRY
@@ -32,6 +33,9 @@ from .model import HOLDS, Check, Entry, Release, Verdict, language_of
 from .mutants import MAX_MEANING, MEANING, NEUTRAL, Mutant, default_formatters, meaning_mutants, neutral_mutants
 from .reading import FileCache, evaluate_check
 from .sources import Snapshot, SourceUnavailable
+
+if TYPE_CHECKING:
+    from .model import Form
 
 __all__ = ["MAX_MEANING", "MEANING", "NEUTRAL", "EntryReport", "Mutant", "Outcome", "default_formatters",
            "meaning_mutants", "mutate_entry", "neutral_mutants"]
@@ -106,7 +110,7 @@ class EntryReport:
 class _Overlay(Snapshot):
     """A snapshot with one file replaced (nothing else of the snapshot's: its other operations are the defaults)."""
 
-    def __init__(self, snapshot, path: str, text: str) -> None:
+    def __init__(self, snapshot: Snapshot, path: str, text: str) -> None:
         self.snapshot, self.path, self.data = snapshot, path, text.encode("utf-8")
         self.release = snapshot.release
 
@@ -114,7 +118,7 @@ class _Overlay(Snapshot):
         return self.data if path == self.path else self.snapshot.read(path)
 
 
-def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds: float = 120.0,
+def mutate_entry(entry: Entry, engine: str, snapshot: Snapshot, release: Release, seconds: float = 120.0,
                  formatters: dict[str, list[str]] | None = None,
                  progress: Callable[[str], None] | None = None,
                  cpp_formatters: dict[str, list[str]] | None = None) -> EntryReport:
@@ -174,7 +178,8 @@ def mutate_entry(entry: Entry, engine: str, snapshot, release: Release, seconds:
     return report
 
 
-def _cpp_neutral(snapshot, path: str, text: str, formatters: dict[str, list[str]] | None, report: EntryReport):
+def _cpp_neutral(snapshot: Snapshot, path: str, text: str, formatters: dict[str, list[str]] | None,
+                 report: EntryReport):
     """`mutants_cpp.neutral_mutants` of a C or C++ file, in the engine's own style too (the `.clang-format`
     nearest the file, as clang-format finds it); the report says when clang-format is missing."""
     if mutants_cpp.clang_format() is None and mutants_cpp.CLANG_FORMAT_MISSING not in report.notes:
@@ -182,7 +187,7 @@ def _cpp_neutral(snapshot, path: str, text: str, formatters: dict[str, list[str]
     return mutants_cpp.neutral_mutants(path, text, formatters, _style_file(snapshot, path))
 
 
-def _style_file(snapshot, path: str) -> str | None:
+def _style_file(snapshot: Snapshot, path: str) -> str | None:
     """The text of the `.clang-format` in the folder of `path` or the nearest above it, in the release."""
     parts = path.split("/")[:-1]
     for depth in range(len(parts), -1, -1):
@@ -195,7 +200,7 @@ def _style_file(snapshot, path: str) -> str | None:
     return None
 
 
-def _structural(form) -> bool:
+def _structural(form: Form) -> bool:
     """Whether a form compares what code says (its fragments parse as Python; any fragment of a C or C++ file,
     compared token by token), not how it is laid out."""
     from .code import fragment
@@ -210,7 +215,7 @@ def _structural(form) -> bool:
     return form.after is None or fragment(form.after).structural
 
 
-def _verdicts(checks: list[Check], snapshot, version: str) -> dict[str, tuple[int, Verdict]]:
+def _verdicts(checks: list[Check], snapshot: Snapshot, version: str) -> dict[str, tuple[int, Verdict]]:
     files = FileCache()
     found = {}
     for check in checks:
@@ -220,7 +225,7 @@ def _verdicts(checks: list[Check], snapshot, version: str) -> dict[str, tuple[in
     return found
 
 
-def _text(snapshot, path: str, report: EntryReport) -> str | None:
+def _text(snapshot: Snapshot, path: str, report: EntryReport) -> str | None:
     if path in report.originals:
         return report.originals[path]
     try:

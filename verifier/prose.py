@@ -22,10 +22,30 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, cast
 
-from .model import release_spans, release_version, within
+from .model import Entry, release_spans, release_version, within
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from ._ledger_records import EngineLedger
+    from .surface.model import Surface
+
+
+class RecordedSurfaces(Protocol):
+    """An engine's recorded release surfaces as the prose reads them: `surface.store.EngineSurfaces`, or the
+    compiled KB's cache of one."""
+
+    @property
+    def releases(self) -> Mapping[str, object]: ...
+
+    def versions(self) -> list[str]: ...
+
+    def surface(self, version: str) -> Surface | None: ...
+
 
 KEYWORDS = ("since", "until")
 EXAMPLE = "example"
@@ -112,11 +132,11 @@ def parse(text: str, engines: Iterable[str] = (), entry_engines: Iterable[str] =
 
 
 @functools.lru_cache(maxsize=2048)
-def _parse(text: str, engines: tuple, entry_engines: tuple) -> Parsed:
+def _parse(text: str, registry_engines: tuple, of_entry: tuple) -> Parsed:
     """`parse`, cached; the result is shared: never changed by callers. `engines` are the registry's (a head's
     first word that is one names the engine), `entry_engines` the entry's (a version bound in an entry of several
     needs one)."""
-    engines, entry_engines = set(engines), list(entry_engines)
+    engines, entry_engines = set(registry_engines), list(of_entry)
     parsed = Parsed(text)
     code = code_spans(text)
     code_at = {start: end for start, end in code}
@@ -196,7 +216,8 @@ def _head(head: str, start: int, body: int, engines: set[str], entry_engines: li
             problem(f"{keyword} {version!r} is not a PEP 440 version")
         else:
             setattr(bound, keyword, version)
-    if bound.since and bound.until and release_version(bound.since) > release_version(bound.until):
+    if bound.since and bound.until and cast("Version", release_version(bound.since)) > cast(
+            "Version", release_version(bound.until)):  # both versions: set above only when they are
         problem(f"since {bound.since} comes after until {bound.until}")
     if (bound.since or bound.until) and bound.engine is None and len(entry_engines) > 1:
         problem(f"the entry has several engines: say whose releases, like {{{entry_engines[0]} {head}: ...}}")
@@ -262,7 +283,7 @@ def _tidy_line(line: str) -> str:
     def joined(m: re.Match) -> str:
         before, after = line[:m.start()], line[m.end():]
         if not before.strip():  # at the line's start: its indentation stays (a list item's continuation)
-            return re.match(r"[ \t]*", m.group()).group()
+            return re.match(r"[ \t]*", m.group()).group()  # type: ignore[union-attr]  # matches any text
         if not after or after[0] in ".,;:)":
             return ""
         return " " if m.group().strip(" \t") != m.group() else ""
@@ -290,7 +311,7 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def texts(entry, sections=None) -> list[tuple[str, str, int]]:
+def texts(entry: Entry, sections: Collection[str] | None = None) -> list[tuple[str, str, int]]:
     """(name, Markdown, line of its first line in the file) of the title and each section (of `sections` only, when
     given): the prose a reader sees."""
     found = [("title", entry.title, entry.line_of("title"))] if entry.title else []
@@ -298,7 +319,7 @@ def texts(entry, sections=None) -> list[tuple[str, str, int]]:
                     if sections is None or title in sections]
 
 
-def readings(entry, versions: list[str], read) -> list[tuple[list[str], EntryText]]:
+def readings(entry: Entry, versions: list[str], read: Callable[[str], EntryText]) -> list[tuple[list[str], EntryText]]:
     """The entry's distinct readings over `versions` (of one engine, in order; `read(version)` gives its
     `EntryText`), each with the releases that read so, in the order of their first release. An entry that never
     varies is read once, at the newest release, for all of them."""
@@ -314,7 +335,7 @@ def readings(entry, versions: list[str], read) -> list[tuple[list[str], EntryTex
     return list(found.values())
 
 
-def varies(entry) -> bool:
+def varies(entry: Entry) -> bool:
     """Whether the entry reads differently at some release: it has bounded text, values or parts."""
     texts = [entry.title, *entry.sections.values()]
     return bool(entry.parts) or any("{" in t and (VALUE_REF.search(t) or _OPENER.search(t)) for t in texts)
@@ -322,7 +343,7 @@ def varies(entry) -> bool:
 
 # --- values across releases ----------------------------------------------------------------------------------
 
-def default_refs(entry) -> list[str]:
+def default_refs(entry: Entry) -> list[str]:
     """The settings whose default the entry's prose writes (`{default --flag}`), in order, once each."""
     found: list[str] = []
     for text in (entry.title, *entry.sections.values()):
@@ -350,7 +371,8 @@ def _surface_default(surface, name: str) -> str | None:
     return str(item.value) if not isinstance(item.value, float) else repr(item.value)
 
 
-def defaults_at(entry, surfaces: Mapping[str, object] | None, engine: str, version: str) -> dict[str, str]:
+def defaults_at(entry: Entry, surfaces: Mapping[str, RecordedSurfaces] | None, engine: str,
+                version: str) -> dict[str, str]:
     """`{default X}` of the entry's prose at one release: what the release surface there gives each setting."""
     stored = (surfaces or {}).get(engine)
     surface = stored.surface(version) if stored is not None and version in getattr(stored, "releases", {}) else None
@@ -361,7 +383,8 @@ def defaults_at(entry, surfaces: Mapping[str, object] | None, engine: str, versi
     return found
 
 
-def defaults_across(entry, surfaces: Mapping[str, object] | None, engines: Iterable[str]) -> dict[str, str]:
+def defaults_across(entry: Entry, surfaces: Mapping[str, RecordedSurfaces] | None,
+                    engines: Iterable[str]) -> dict[str, str]:
     """`{default X}` across every recorded release: the newest release's default, then each other with its
     releases, `0.92 (0.9 in 0.8.0-0.10.1)`; over the first engine whose surface has the setting."""
     found = {}
@@ -371,7 +394,7 @@ def defaults_across(entry, surfaces: Mapping[str, object] | None, engines: Itera
             versions = stored.versions() if stored is not None and stored.releases else []
             where: dict[str, list[str]] = {}
             for version in versions:
-                said = _surface_default(stored.surface(version), name)
+                said = _surface_default(stored.surface(version), name) if stored is not None else None
                 if said is not None:
                     where.setdefault(said, []).append(version)
             if where:
@@ -382,12 +405,12 @@ def defaults_across(entry, surfaces: Mapping[str, object] | None, engines: Itera
     return found
 
 
-def value_names(entry) -> dict[str, object]:
+def value_names(entry: Entry) -> dict[str, object]:
     """NAME -> the check of the entry that reads it."""
     return {name: check for check in entry.checks for name, _ in check.values}
 
 
-def values_at(entry, engine_ledger, version: str) -> dict[str, str]:
+def values_at(entry: Entry, engine_ledger: EngineLedger, version: str) -> dict[str, str]:
     """Each value of the entry's checks of the ledger's engine at one release: what the check read there where it
     holds; else the values its claim allows (`32 or 48`)."""
     from .model import bound_word
@@ -404,7 +427,7 @@ def values_at(entry, engine_ledger, version: str) -> dict[str, str]:
     return found
 
 
-def values_across(entry, ledgers: Mapping[str, object]) -> dict[str, str]:
+def values_across(entry: Entry, ledgers: Mapping[str, EngineLedger]) -> dict[str, str]:
     """Each value across the releases where its check holds: the newest release's value, then each other value
     with its releases, `48 (32 in 0.4.3.post3-0.4.4.post3)`. `ledgers` by engine."""
     from .model import bound_word
@@ -418,7 +441,7 @@ def values_across(entry, ledgers: Mapping[str, object]) -> dict[str, str]:
         for name, allowed in check.values:
             where: dict[str, list[str]] = {}
             for version in versions:
-                record = ledger.entry(version, entry.id)
+                record = ledger.entry(version, entry.id) if ledger is not None else None
                 read = record.checks.get(check.id) if record is not None else None
                 if read is not None and read.values and name in dict(read.values):
                     where.setdefault(bound_word(dict(read.values)[name]), []).append(version)
@@ -443,9 +466,9 @@ class EntryText:
     says: list[str] = field(default_factory=list)  # what those parts say ("with --attention-backend flashinfer")
 
 
-def entry_text(entry, engine: str | None, version: str | None, ledgers: Mapping[str, object],
+def entry_text(entry: Entry, engine: str | None, version: str | None, ledgers: Mapping[str, EngineLedger],
                engines: Iterable[str] = (), engine_names: Mapping[str, str] | None = None,
-               surfaces: Mapping[str, object] | None = None) -> EntryText:
+               surfaces: Mapping[str, RecordedSurfaces] | None = None) -> EntryText:
     """The entry's title and sections at `version` of `engine` (`version` None: across every release; `engine`
     None too: across every engine), values read from the ledgers (by engine), defaults from the release surfaces
     (by engine), and the parts that hold there."""
@@ -454,13 +477,13 @@ def entry_text(entry, engine: str | None, version: str | None, ledgers: Mapping[
 
     engines = tuple(engines) or tuple(entry.engines)
     ledger = ledgers.get(engine) if engine is not None else None
-    if version is not None and ledger is not None:
+    if version is not None and ledger is not None and engine is not None:  # a ledger: of an engine
         values = {**values_at(entry, ledger, version), **defaults_at(entry, surfaces, engine, version)}
     else:
         values = {**values_across(entry, ledgers),
                   **defaults_across(entry, surfaces, [engine] if engine else entry.engines)}
     parts: list[str] = []
-    if version is not None and ledger is not None and entry.parts:
+    if version is not None and ledger is not None and engine is not None and entry.parts:
         record = ledger.entry(version, entry.id)
         if record is not None:
             parts = parts_holding(record.checks, entry_rules(entry, engine))

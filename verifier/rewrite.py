@@ -10,12 +10,19 @@ that the entry now has exactly the forms asked for.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, cast
 
 import yaml
 
 from .entries import LoadedEntry, parse_entry
 from .matchers import NAMES
-from .model import Check
+from .model import Check, Entry
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ._yaml import Node
+    from .model import Form
 
 
 class RewriteError(Exception):
@@ -25,7 +32,7 @@ class RewriteError(Exception):
 _KEY_ORDER = ("since", "until", "path", "in", *NAMES, "after", "adjacent")
 
 
-def scalar(value) -> str:
+def scalar(value: object) -> str:
     """A YAML scalar that reads back as `value`: plain where that is safe, quoted where it is not."""
     if value is None:
         return "null"
@@ -89,8 +96,9 @@ def _check_block(text: str, loaded: LoadedEntry, check: Check):
     trimming (the line before the next check, or before the front matter's next key, as `severity:` after the
     last check, or before the closing fence). RewriteError when the check cannot be edited as text."""
     node = loaded.check_nodes.get(check.id)
-    checks = loaded.front.value.get("checks") if loaded.front is not None else None
-    if node is None or checks is None or not checks.is_sequence:
+    front = loaded.front
+    checks = front.value.get("checks") if front is not None else None
+    if node is None or front is None or checks is None or not checks.is_sequence:
         raise RewriteError(f"{loaded.file}: check {check.id} is not where a check can be edited")
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
@@ -98,7 +106,7 @@ def _check_block(text: str, loaded: LoadedEntry, check: Check):
     if fence is None:
         raise RewriteError(f"{loaded.file}: the front matter is not closed")
     following = [item.line for item in checks.value if item.line > node.line]
-    following += [line for line in loaded.front.key_lines.values() if line > node.line]
+    following += [line for line in front.key_lines.values() if line > node.line]
     end = (min(following) - 1 if following else fence) - 1
     return node, lines, newline, end
 
@@ -111,7 +119,7 @@ def _trailing(line: str, indent: int) -> bool:
     return stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent
 
 
-def write_forms(path, loaded: LoadedEntry, check: Check, items: list[dict]) -> str:
+def write_forms(path: str | Path, loaded: LoadedEntry, check: Check, items: list[dict]) -> str:
     """Add `items` to the check's `earlier` list in the entry file at `path`; the new text, once it reads back
     with exactly those forms added (else RewriteError, and the file is untouched)."""
     from pathlib import Path
@@ -146,7 +154,7 @@ def write_forms(path, loaded: LoadedEntry, check: Check, items: list[dict]) -> s
 _FORM_KEYS = ("path", "in", "after", "adjacent")
 
 
-def block(key: str, value, indent: int) -> list[str]:
+def block(key: str, value: object, indent: int) -> list[str]:
     """`key: value` at `indent`, a multi-line text as a literal block scalar (how entries write code)."""
     text = value if isinstance(value, str) else None
     if text is not None and "\n" in text.rstrip("\n") and _literal_safe(text):
@@ -166,7 +174,7 @@ def _literal_safe(text: str) -> bool:
             not any(ord(c) < 32 and c != "\n" for c in body))
 
 
-def form_fields(form, relative_to=None) -> dict[str, object]:
+def form_fields(form: Form, relative_to: Form | None = None) -> dict[str, object]:
     """The keys that write `form`: all of them, or, `relative_to` a form it inherits from, those that differ
     (the matcher with its modifiers whole)."""
     fields: dict[str, object] = {}
@@ -199,7 +207,8 @@ def _lines_of(fields: dict, indent: int, dash: bool = False) -> list[str]:
     return out
 
 
-def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str | None, drop: int | None = None) -> str:
+def replace_form(text: str, loaded: LoadedEntry, check: Check, form: Form, until: str | None,
+                 drop: int | None = None) -> str:
     """`text` with `check`'s own form replaced by `form` (its place and code; the check's bounds, values and
     claim stay) and the old own form first in `earlier`, bounded `until` the last release where it held. An
     `earlier` item that inherited what changed is given it explicitly, so that it means what it meant.
@@ -239,7 +248,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str 
             edits.append((first, last, [] if value is None else block(key, value, key_indent)))
         elif value is not None:
             edits.append((insert_at + 1, insert_at, block(key, value, key_indent)))
-    moved = {"until": until}
+    moved: dict[str, object] = {"until": until}
     if check.since is not None:
         moved = {"since": check.since, "until": until}
     moved.update(form_fields(old, form))
@@ -282,7 +291,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form, until: str 
     return "".join(lines)
 
 
-def _inherited(item, was, old, new) -> dict[str, object]:
+def _inherited(item: Node, was: Form, old: Form, new: Form) -> dict[str, object]:
     """The keys an `earlier` item must now write itself: those it inherited from the old own form that the new
     one changes."""
     keys = item.value if item.is_mapping else {}
@@ -301,7 +310,7 @@ def _inherited(item, was, old, new) -> dict[str, object]:
     return explicit
 
 
-def write_followed(path, loaded: LoadedEntry, check: Check, form, until: str) -> str:
+def write_followed(path: str | Path, loaded: LoadedEntry, check: Check, form: Form, until: str) -> str:
     """`replace_form` written to the entry file at `path`, once the edited entry reads back with exactly the
     forms asked for (else RewriteError, and the file is untouched). The new text is returned."""
     from dataclasses import replace as _replace
@@ -317,7 +326,7 @@ def write_followed(path, loaded: LoadedEntry, check: Check, form, until: str) ->
     old = check.own
     expected = [_replace(form, since=check.since, until=check.until),
                 _replace(old, since=check.since, until=until), *check.earlier]
-    if after is None or [d for d in again.diagnostics if d not in loaded.diagnostics]:
+    if after is None or again.entry is None or [d for d in again.diagnostics if d not in loaded.diagnostics]:
         problems = "; ".join(str(d) for d in again.diagnostics) or "the check did not read back"
         raise RewriteError(f"{loaded.file}: writing the new form would break the entry ({problems}); it is unchanged")
     got = [_essence(f) for f in after.forms]
@@ -325,7 +334,8 @@ def write_followed(path, loaded: LoadedEntry, check: Check, form, until: str) ->
         raise RewriteError(f"{loaded.file}: check {check.id}: the written forms did not read back as meant; "
                            "the entry is unchanged")
     others = [c for c in again.entry.checks if c.id != check.id]
-    if [c.fingerprint for c in others] != [c.fingerprint for c in loaded.entry.checks if c.id != check.id]:
+    entry = cast(Entry, loaded.entry)  # the entry `check` was loaded from
+    if [c.fingerprint for c in others] != [c.fingerprint for c in entry.checks if c.id != check.id]:
         raise RewriteError(f"{loaded.file}: writing check {check.id} would change another check; it is unchanged")
     try:
         _write_atomically(path, edited)  # a kill or a full disk leaves the old entry, never half of one
@@ -334,6 +344,6 @@ def write_followed(path, loaded: LoadedEntry, check: Check, form, until: str) ->
     return edited
 
 
-def _essence(form) -> tuple:
+def _essence(form: Form) -> tuple:
     return (form.path, form.scope, form.matcher, form.pattern, form.after, form.adjacent, form.since, form.until,
             form.values)

@@ -176,6 +176,7 @@ def trace_checks(entry, checks: list, sources: dict[str, Source], floors: dict[s
                 walker.close()
                 progress.done()
     finally:
-        for thing in (verdicts, searches, *sources.values()):
+        closing: list[VerdictCache | SearchCache | Source] = [verdicts, searches, *sources.values()]
+        for thing in closing:
             thing.close()
     return traces

@@ -9,7 +9,6 @@ from .kb import KB
 from .safety import name_problem
 
 
-
 class ScaffoldError(Exception):
     pass
 

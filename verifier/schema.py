@@ -9,10 +9,12 @@ keys, regexes that compile, the body's sections).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .entries import CHECK_FIELDS, CONDITION_FIELDS, ENTRY_FIELDS, ENTRY_REQUIRED, FORM_FIELDS
 from .kb import KB
-from .matchers import NAMES as MATCHERS, REGISTRY
+from .matchers import NAMES as MATCHERS
+from .matchers import REGISTRY
 from .safety import KEBAB, MAX_NAME
 
 SCHEMA_FILE = "entry.schema.json"
@@ -21,7 +23,8 @@ _DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _SYMBOL = r"^[^\W\d]\w*(\.[^\W\d]\w*)*$"
 #: A release as PEP 440 writes it (the linter, with `packaging`, is the judge of the rest). YAML reads `0.10`
 #: as a number; the linter takes it as written, so a number is allowed here too.
-_VERSION = {"type": ["string", "number"], "pattern": r"^v?([0-9]+!)?[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"}
+_VERSION = {"type": ["string", "number"],
+            "pattern": r"^v?([0-9]+!)?[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"}
 
 
 def _described_enum(terms: dict[str, str]) -> dict:
@@ -41,7 +44,7 @@ def entry_schema(kb: KB) -> dict:
         {"if": {"required": ["after"]}, "then": {"anyOf": [{"required": [m]} for m in with_modifiers]}},
         {"if": {"required": ["adjacent"]}, "then": {"required": ["after"]}},
     ]
-    form = {
+    form: dict[str, Any] = {
         "type": "object",
         "additionalProperties": False,
         "description": "another place and shape of the same claim: path and in are inherited when left out; a matcher "
@@ -61,12 +64,13 @@ def entry_schema(kb: KB) -> dict:
         "allOf": modifier_rules,
     }
     assert set(form["properties"]) == set(FORM_FIELDS)
-    check = {
+    check: dict[str, Any] = {
         "type": "object",
         "additionalProperties": False,
         "required": ["id", "claim", "path"],
         "properties": {
-            "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME, "description": "kebab-case, unique in the entry"},
+            "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME,
+                   "description": "kebab-case, unique in the entry"},
             "claim": {"type": "string", "minLength": 1, "description": "the sentence of the prose this check supports"},
             "engine": {"enum": sorted(kb.engines), "description": "may be left out when the entry has one engine"},
             "path": {"type": "string", "pattern": r"^(?!/)(?!.*(^|/)\.\.?(/|$))[^\\]+$",
@@ -111,7 +115,7 @@ def entry_schema(kb: KB) -> dict:
         """The keys a condition about one subject may carry (the rest are refused)."""
         return {"not": {"anyOf": [{"required": [k]} for k in CONDITION_FIELDS if k not in keys]}}
 
-    condition = {
+    condition: dict[str, Any] = {
         "type": "object",
         "additionalProperties": False,
         "description": "a condition under which the gotcha bites: it applies when every condition of its engine is "
@@ -161,7 +165,7 @@ def entry_schema(kb: KB) -> dict:
     alternative = {**condition, "properties": {k: v for k, v in condition["properties"].items() if k != "any"},
                    "oneOf": condition["oneOf"][:-1], "description": "one alternative of 'any' (not itself 'any')"}
     assert set(condition["properties"]) == set(CONDITION_FIELDS)
-    schema = {
+    schema: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://gotchas.invalid/entry.schema.json",
         "title": "gotchas entry front matter",
@@ -170,9 +174,11 @@ def entry_schema(kb: KB) -> dict:
         "required": list(ENTRY_REQUIRED),
         "$defs": {"alternative": alternative},
         "properties": {
-            "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME, "description": "equal to the file name without .md"},
+            "id": {"type": "string", "pattern": _KEBAB, "maxLength": MAX_NAME,
+                   "description": "equal to the file name without .md"},
             "title": {"type": "string", "minLength": 1, "description": "one sentence: what goes wrong"},
-            "scheme": {**_described_enum(kb.schemes), "description": "what kind of gotcha: one of gotchas/schemes.yaml"},
+            "scheme": {**_described_enum(kb.schemes),
+                       "description": "what kind of gotcha: one of gotchas/schemes.yaml"},
             "severity": {**_described_enum(kb.severities),
                          "description": "the worst it does to a deployment it bites: one of gotchas/severities.yaml"},
             "concepts": {"type": "array", "minItems": 1, "uniqueItems": True, "items": _described_enum(kb.concepts),

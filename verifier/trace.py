@@ -30,6 +30,7 @@ import builtins
 import keyword
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import overload
 
 from . import locate
 from .code._cpp_tokens import tokenize as cpp_tokenize
@@ -53,6 +54,13 @@ _NOT_LOCAL_CPP = frozenset("""alignas alignof and and_eq asm auto bitand bitor b
     uint64_t ssize_t string vector map""".split())
 
 
+@overload
+def generalize(code: str, names: dict[str, str], targets: bool = True, language: str = "python") -> str: ...
+@overload
+def generalize(code: None, names: dict[str, str], targets: bool = True, language: str = "python") -> None: ...
+@overload
+def generalize(code: str | None, names: dict[str, str], targets: bool = True, language: str = "python"
+               ) -> str | None: ...
 def generalize(code: str | None, names: dict[str, str], targets: bool = True, language: str = "python"
                ) -> str | None:
     """`code` with the local names it reads replaced by metavariables, consistently through `names`

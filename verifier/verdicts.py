@@ -26,8 +26,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import TypeGuard
 
 from . import __version__
+from .cache import cache_dir
+from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict
 
 #: What the cache keeps, as a number: 2 since `error invalid` verdicts are kept too.
 FORMAT = 2
@@ -50,8 +53,6 @@ def _semantics() -> str:
 
 #: The key under which this verifier's cached verdicts and searches are kept.
 SEMANTICS = _semantics()
-from .cache import cache_dir
-from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict
 
 #: Verdicts kept unwritten at most before they are written in one transaction.
 BATCH = 1000
@@ -65,7 +66,7 @@ class VerdictCache:
         self._pending: list[tuple[str, str, str, str]] = []
         self._contents: dict[str, str] = {}  # a source's identity of a file -> sha256 of its content
         try:
-            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: durability of the last batch is not needed
             self._db.execute(
@@ -169,7 +170,7 @@ class SearchCache:
         self.hits = self.misses = 0
         self._memory: dict[tuple[str, str, str], list] = {}
         try:
-            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS searches (verifier TEXT, release TEXT, kind TEXT, query TEXT, found TEXT,"
@@ -178,8 +179,8 @@ class SearchCache:
             self._db = None
 
     @staticmethod
-    def cacheable(identity: str | None) -> bool:
-        return bool(identity) and not identity.startswith("dir:")
+    def cacheable(identity: str | None) -> TypeGuard[str]:
+        return identity is not None and bool(identity) and not identity.startswith("dir:")
 
     def get(self, identity: str | None, kind: str, query: str) -> list | None:
         """The stored answer (plain JSON values), or None when it was never asked."""
@@ -189,8 +190,8 @@ class SearchCache:
         found = self._memory.get(key)
         if found is None and self._db is not None:
             try:
-                row = self._db.execute("SELECT found FROM searches WHERE verifier=? AND release=? AND kind=? AND query=?",
-                                       (SEMANTICS, identity, kind, query)).fetchone()
+                row = self._db.execute("SELECT found FROM searches WHERE verifier=? AND release=? AND kind=? AND "
+                                       "query=?", (SEMANTICS, identity, kind, query)).fetchone()
                 found = json.loads(row[0]) if row else None
             except (sqlite3.Error, ValueError):
                 found = None

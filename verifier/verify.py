@@ -5,17 +5,24 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__, locate, stats
 from .evaluate import BUDGET_SPENT
 from .helper import Helper
 from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key, window
-from .model import ERROR, HOLDS, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_rules
+from .model import ERROR, HOLDS, Check, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_rules
 from .progress import Progress
 from .reading import FileCache, Reader, Unknown
 from .sources import Source, SourceUnavailable
 from .surface import read as surface_read
 from .verdicts import VerdictCache
+
+if TYPE_CHECKING:
+    from .sources import Snapshot
+    from .surface.read import SurfaceSpec
+    from .surface.store import EngineSurfaces
+    from .verdicts import SearchCache
 
 
 def selected_checks(entries: Iterable[Entry], engine: str | None = None):
@@ -154,11 +161,11 @@ class _Files:
 
 
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
-                   progress: Callable[[int], None] | None = None, verdicts=None,
+                   progress: Callable[[int], None] | None = None, verdicts: VerdictCache | None = None,
                    relocate: Callable[[CheckResult], bool] | None = None,
                    evidence: dict | None = None, parsed: FileCache | None = None,
                    memo: dict | None = None, helper: Helper | None = None,
-                   searches=None, surface: Callable | None = None,
+                   searches: SearchCache | None = None, surface: Callable | None = None,
                    surface_paths: Iterable[str] = ()) -> list[CheckResult]:
     """Every (entry, check) of the source's engine against one release: the forms of each check that apply
     at the release are evaluated, and combined into the check's verdict. A check none of whose forms
@@ -198,8 +205,8 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     found = files.found
 
     identities = snapshot.identities(paths) if memo is not None else None
-    reused = identities is not None and memo.get("identities") == (key, identities)
-    if reused:
+    reused = identities is not None and memo is not None and memo.get("identities") == (key, identities)
+    if reused and memo is not None:
         found[:] = memo["verdicts"]
         if progress:
             progress(len(found))
@@ -216,19 +223,20 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
             files.collect(wait=True)  # the helper's answers, about contents read, stay good in `verdicts`
             return unavailable(pairs, release, exc)
         if not reused:
-            for path, indices in by_path.items():  # files the pass did not hand out, or all without a pass
+            for indices in by_path.values():  # files the pass did not hand out, or all without a pass
                 rest = [i for i in indices if found[i] is None and not files.asked(i)]
                 if rest:
                     files.check(rest)
             files.collect(wait=True)
+        done = cast("list[Verdict]", found)  # every task has its verdict now
         if memo is not None and not reused:
             if identities is None:
                 identities = snapshot.identities(paths)  # after the pass, the store may name what it read
-            clean = identities is not None and all(v.status != ERROR for v in found)
+            clean = identities is not None and all(v.status != ERROR for v in done)
             memo.update(identities=(key, identities) if clean else None, verdicts=list(found))
         if memo is not None:
             memo["reused"] = reused
-        results = _combine(pairs, layout, found, release)  # type: ignore[arg-type]
+        results = _combine(pairs, layout, done, release)
         if relocate is not None:
             results = locate.with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
         if evidence is not None:
@@ -250,11 +258,12 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
 CONTEXT_LINES = 3
 
 
-def _excerpts(results: list[CheckResult], snapshot, whole: bool) -> tuple[dict[str, dict], dict[str, list]]:
+def _excerpts(results: list[CheckResult], snapshot: Snapshot,
+              whole: bool) -> tuple[dict[str, dict], dict[str, tuple[int, list[str]]]]:
     """(the lines around each verdict's place, by entry/check, when `whole`; the window of them the site shows
     at any release, `ledger.window`)."""
-    found = {}
-    windows = {}
+    found: dict[str, dict] = {}
+    windows: dict[str, tuple[int, list[str]]] = {}
     lines_of: dict[str, list[str] | None] = {}  # a file's lines, split once for all the verdicts on it
     for result in results:
         v = result.verdict
@@ -293,12 +302,12 @@ class EngineRun:
     skipped: list[str] = field(default_factory=list)  # notes on what was left out
     evidence: dict | None = None  # excerpts at the newest release, when it was verified
     windows: dict = field(default_factory=dict)  # version -> entry/check -> (first line, lines), every release
-    ledger: object | None = None  # the engine's ledger as saved at the end of the run
+    ledger: EngineLedger | None = None  # the engine's ledger as saved at the end of the run
     surfaces: dict = field(default_factory=dict)  # version -> surface.store.ReleaseSurface read in this run
     stored_surfaces: object | None = None  # the engine's surface file as saved at the end of the run
 
 
-def _surface_candidates(spec, run: EngineRun, surfaces) -> list[str]:
+def _surface_candidates(spec: SurfaceSpec | None, run: EngineRun, surfaces: EngineSurfaces | None) -> list[str]:
     """The files a release's surface most likely reads, named before its archive is listed: the registry's
     literal paths and the files of the last surface read (this run's, else the newest on file)."""
     if spec is None:
@@ -311,7 +320,7 @@ def _surface_candidates(spec, run: EngineRun, surfaces) -> list[str]:
     return sorted(set(spec.literal_paths()) | set(last.files if last is not None else ()))
 
 
-def _stale(version: str, record: ReleaseRecord, pairs) -> bool:
+def _stale(version: str, record: ReleaseRecord, pairs: Iterable[tuple[Entry, Check]]) -> bool:
     """Whether a ledger release record lacks a verdict of some check as it is written now (or has one of a
     check that no longer applies there)."""
     for entry, check in pairs:
@@ -331,7 +340,7 @@ def _refused_for_time(status: str, reason: str | None, message: str | None) -> b
     return status == ERROR and reason == "unavailable" and (message or "").startswith(BUDGET_SPENT)
 
 
-def _last_statuses(ledger, before: str | None) -> dict[tuple[str, str], str]:
+def _last_statuses(ledger: EngineLedger, before: str | None) -> dict[tuple[str, str], str]:
     """(entry, check) -> its last decided status in the ledger's releases before `before`."""
     statuses: dict[tuple[str, str], str] = {}
     if before is None:
@@ -354,7 +363,8 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
         by_version = {r.version: r for r in available}
         missing = [v for v in versions if v not in by_version and v != "latest"]
         if missing:
-            raise LookupError(f"no release {', '.join(missing)} (known: {', '.join(r.version for r in available[-5:])}, ...)")
+            raise LookupError(f"no release {', '.join(missing)} "
+                              f"(known: {', '.join(r.version for r in available[-5:])}, ...)")
         chosen = [available[-1] if v == "latest" else by_version[v] for v in versions]
         return sorted(set(chosen), key=lambda r: version_key(r.version))
     chosen = available
@@ -366,11 +376,13 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
     return chosen
 
 
-def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions=None, since=None,
-                  new=False, source_label: str = "", progress: Progress | None = None,
+def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions: list[str] | None = None,
+                  since: str | None = None,
+                  new: bool = False, source_label: str = "", progress: Progress | None = None,
                   verdicts: VerdictCache | None = None, prune: set[str] | None = None,
-                  loaded: EngineLedger | None = None, searches=None, old_evidence: dict | None = None,
-                  surface_spec=None, surfaces=None) -> EngineRun:
+                  loaded: EngineLedger | None = None, searches: SearchCache | None = None,
+                  old_evidence: dict | None = None,
+                  surface_spec: SurfaceSpec | None = None, surfaces: EngineSurfaces | None = None) -> EngineRun:
     """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
 
     `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
@@ -408,15 +420,15 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                 if progress:
                     progress.status(f"{engine} {release.version} ({index}/{len(run.releases)})", force=True)
 
-                def worth_relocating(result: CheckResult, release=release) -> bool:
+                def worth_relocating(result: CheckResult, release: Release = release) -> bool:
                     # Where a check stops holding, and at the newest release: the places a reader looks.
                     return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
                 # every release's windows; the newest's whole excerpts too
-                evidence = {"checks": {}} if release.version == newest else {}
+                evidence: dict[str, Any] = {"checks": {}} if release.version == newest else {}
                 read_surface = None
                 if surface_spec is not None and surfaces is not None and not surfaces.current(release):
-                    def read_surface(snapshot, release=release):
+                    def read_surface(snapshot: Snapshot, release: Release = release):
                         try:
                             run.surfaces[release.version] = surface_read.read_surface(
                                 snapshot, surface_spec, release, now, __version__, surface_memo)

@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--changed-since", metavar="REF",
                        help="check only the entries changed since the merge base of REF and HEAD (everything when "
                             "the verifier, the engine registry or the vocabularies changed)")
-    check.add_argument("--release", default="latest", metavar="V", help="the release to verify against (default: latest)")
+    check.add_argument("--release", default="latest", metavar="V",
+                       help="the release to verify against (default: latest)")
     check.add_argument("--mutate-seconds", type=float, default=60.0, metavar="S",
                        help="with --changed-since: how long `mutate` may take per changed entry (default: 60)")
     check.add_argument("--no-mutate", action="store_true",

@@ -3,12 +3,15 @@ exit codes and the usage errors that map to them."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .. import kb as kb_module, lint
+from .. import kb as kb_module
+from .. import lint
 from ..entries import load_entry
-from ..model import ERROR
+from ..model import ERROR, CheckResult, Diagnostic
 from ..progress import Progress
 from ..sources import Source
 from ..sources.directory import DirectorySource
@@ -49,7 +52,7 @@ class LintRefusal(Exception):
     lint problem: something for an author to fix, not a usage error)."""
 
 
-def _kb(args) -> kb_module.KB:
+def _kb(args: argparse.Namespace) -> kb_module.KB:
     root = kb_module.find_root()
     if root is None:
         raise UsageError("no knowledge base here: run inside a checkout that has gotchas/engines.yaml")
@@ -109,6 +112,7 @@ def _source_locations(kb: kb_module.KB, specs: list[str], engine: str | None, en
     """Where each engine is read from (`pypi`, `git:...`, `dir:...`): `--source [ENGINE=]SPEC` options, else
     `default` (when given). The one reading of `--source`."""
     locations: dict[str, str] = {}
+    target: str | None  # the engine a spec names, if any
     for spec in specs:
         target, sep, location = spec.partition("=")
         if not sep or ":" in target:
@@ -116,7 +120,8 @@ def _source_locations(kb: kb_module.KB, specs: list[str], engine: str | None, en
         if target is None:
             if len(engines_needed) > 1:
                 raise UsageError(f"--source {spec}: the checks name several engines "
-                                 f"({', '.join(sorted(engines_needed))}); add --engine E, or write --source ENGINE={spec}")
+                                 f"({', '.join(sorted(engines_needed))}); add --engine E, or write "
+                                 f"--source ENGINE={spec}")
             target = next(iter(engines_needed), None)
             if target is None:
                 continue
@@ -163,7 +168,7 @@ def _check_engine(kb: kb_module.KB, engine: str | None) -> None:
         raise UsageError(f"unknown engine {engine!r}; engines are: {', '.join(kb.engines)}")
 
 
-def _exit_code(diagnostics, results, changed: bool) -> int:
+def _exit_code(diagnostics: Sequence[Diagnostic], results: Iterable[CheckResult], changed: bool) -> int:
     if diagnostics or changed:
         return EXIT_FINDINGS
     if any(r.verdict.status == ERROR for r in results):

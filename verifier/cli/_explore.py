@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, cast
 
 from .. import lint, report, run
 from ..entries import load_entry
-from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
+from ..ledger import Ledger, LedgerError
+from ..model import Entry, Verdict
 from ..progress import Progress
 from ..sources import SourceUnavailable
 from ..verify import choose_releases
-from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, LintRefusal, UsageError, _check_engine, _display,
-                      _entry_files, _kb, _make_source, _sources)
+from ._common import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    LintRefusal,
+    UsageError,
+    _check_engine,
+    _display,
+    _entry_files,
+    _kb,
+    _make_source,
+    _sources,
+)
+
+if TYPE_CHECKING:
+    from ..sources.git import GitSource
 
 
-def run_show(args) -> int:
+def run_show(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
     path = _entry_files(kb, [args.id])[0]
@@ -41,7 +59,7 @@ def run_show(args) -> int:
     return EXIT_OK
 
 
-def run_locate(args) -> int:
+def run_locate(args: argparse.Namespace) -> int:
     from .. import locate
 
     kb = _kb(args)
@@ -78,7 +96,7 @@ def run_locate(args) -> int:
     return EXIT_OK if found else EXIT_FINDINGS
 
 
-def run_bisect(args) -> int:
+def run_bisect(args: argparse.Namespace) -> int:
     from .. import bisect, history
 
     kb = _kb(args)
@@ -123,9 +141,10 @@ def run_bisect(args) -> int:
         source.close()
         return EXIT_FINDINGS
     engine = kb.engines[check.engine]
-    print(f"  first commit where it is {new}: {result.commit} {source.commit_summary(result.commit)}")
+    summary = cast("GitSource", source).commit_summary(result.commit)  # --source git: (above)
+    print(f"  first commit where it is {new}: {result.commit} {summary}")
     print(f"  {engine.repository.rstrip('/').removesuffix('.git')}/commit/{result.commit}")
-    v = result.verdict
+    v = cast(Verdict, result.verdict)  # a commit found: its verdict with it
     if v.reason:
         print(f"  {v.reason}: {v.message or ''}")
     if v.hint:
@@ -134,7 +153,7 @@ def run_bisect(args) -> int:
     return EXIT_OK
 
 
-def run_trace(args) -> int:
+def run_trace(args: argparse.Namespace) -> int:
     from ..rewrite import RewriteError, write_forms
 
     kb = _kb(args)
@@ -168,7 +187,7 @@ def run_trace(args) -> int:
             if not found.proposals:
                 continue
             current = load_entry(path, display=_display(kb, path))  # again: an earlier write moved the lines
-            check = next(c for c in current.entry.checks if c.id == found.check.id)
+            check = next(c for c in cast(Entry, current.entry).checks if c.id == found.check.id)
             try:
                 write_forms(path, current, check, [p.fields(check) for p in found.proposals])
             except RewriteError as exc:

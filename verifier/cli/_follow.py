@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from .. import report, run
 from ..entries import load_entry
 from ..follow import KINDS, Reader, follow_engine
+from ..kb import KB
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
 from ..ledger import Ledger, LedgerError, version_key
 from ..progress import Progress
-from ..sources import SourceUnavailable
+from ..sources import Source, SourceUnavailable
 from ..surface.read import SurfaceSpec
 from ..verdicts import SearchCache, VerdictCache
 from ..verify import selected_checks
@@ -40,7 +42,7 @@ def kinds_of(text: str) -> tuple[str, ...]:
     return kinds
 
 
-def run_follow(args) -> int:
+def run_follow(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
     kinds = kinds_of(args.kinds)
@@ -123,7 +125,7 @@ def run_follow(args) -> int:
     return code
 
 
-def _write(kb, found: list, kinds: tuple[str, ...], written: dict) -> int:
+def _write(kb: KB, found: list, kinds: tuple[str, ...], written: dict) -> int:
     """Each proposal that keeps its claim and is of `kinds`, written into its entry, in release order."""
     from ..rewrite import RewriteError, write_followed
 
@@ -154,7 +156,8 @@ def _write(kb, found: list, kinds: tuple[str, ...], written: dict) -> int:
     return code
 
 
-def _reverify(kb, args, touched: list[str], engines: list[str], sources, labels, ledger, progress) -> int:
+def _reverify(kb: KB, args: argparse.Namespace, touched: list[str], engines: list[str], sources: dict[str, Source],
+              labels: dict[str, str], ledger: Ledger, progress: Progress) -> int:
     """Verify the entries that were written at the releases the ledger has (a release it has not seen is left
     to `gotchas verify --new`, which records it for every entry)."""
     _, _, entries = _load_clean(kb, touched)

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from .. import kb as kb_module
-from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from ._common import (EXIT_CODES, EXIT_ERROR, EXIT_FINDINGS, EXIT_NOTHING_AUDITED, EXIT_OK, UsageError, _display, _kb,
-                      _load_clean)
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
+from ..ledger import Ledger, LedgerError
+from ._common import (
+    EXIT_CODES,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_NOTHING_AUDITED,
+    EXIT_OK,
+    UsageError,
+    _display,
+    _kb,
+    _load_clean,
+)
 
 
-def run_site(args) -> int:
+def run_site(args: argparse.Namespace) -> int:
     import os
     from urllib.parse import quote
 
@@ -35,11 +46,12 @@ def run_site(args) -> int:
     return EXIT_OK
 
 
-def run_new(args) -> int:
+def run_new(args: argparse.Namespace) -> int:
     from .. import scaffold
 
     kb = _kb(args)
-    given = {k: getattr(args, k) for k in ("id", "title", "scheme", "severity", "engines", "concepts") if getattr(args, k)}
+    given = {k: getattr(args, k) for k in ("id", "title", "scheme", "severity", "engines", "concepts")
+             if getattr(args, k)}
     ask = input if sys.stdin.isatty() else None
     try:
         fields = scaffold.gather(kb, given, ask)
@@ -54,7 +66,7 @@ def run_new(args) -> int:
     return EXIT_OK
 
 
-def run_schema(args) -> int:
+def run_schema(args: argparse.Namespace) -> int:
     from .. import docs, schema
 
     kb = _kb(args)
@@ -73,7 +85,7 @@ def run_schema(args) -> int:
     return EXIT_OK
 
 
-def run_audit(args) -> int:
+def run_audit(args: argparse.Namespace) -> int:
     from .. import audit, compiled, deployment
 
     try:
@@ -82,8 +94,10 @@ def run_audit(args) -> int:
                 raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
             data = compiled.compile_kb(args.kb)
         else:
-            data = compiled.load_packaged()
-            if data is None:  # an editable install, or a run from a checkout: its own KB
+            packaged = compiled.load_packaged()
+            if packaged is not None:
+                data = packaged
+            else:  # an editable install, or a run from a checkout: its own KB
                 root = kb_module.find_root(Path(__file__).resolve().parents[2])
                 if root is None:
                     print("gotchas: this installation ships no compiled knowledge base; give --kb DIR",
@@ -134,9 +148,9 @@ def run_audit(args) -> int:
         for path in args.files:  # files and folders of any kind the deployment declares itself in
             if not Path(path).exists():
                 raise UsageError(f"{path}: no such file or folder")
-            found = deployment.read_path(path, packages, notes, newest)
-            installed += found.installed
-            loose.extend(found.settings)
+            declared = deployment.read_path(path, packages, notes, newest)
+            installed += declared.installed
+            loose.extend(declared.settings)
         installed = deployment.one_per_serve_line(installed, loose, settings, notes)
         if not (args.engines or args.python or args.requirements or args.files or from_images):
             logged = [deployment.Installed(s.engine, s.version or "unknown", s.origin, commit=s.commit)

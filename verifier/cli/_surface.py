@@ -3,24 +3,28 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import re
 import sys
 
 from .. import __version__, history, report
-from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
+from ..kb import KB
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
+from ..ledger import EngineLedger, Ledger, LedgerError
+from ..model import Entry
 from ..progress import Progress
 from ..report._surface import diff_json, diff_markdown, diff_text, surface_json, surface_markdown, surface_text
-from ..sources import SourceUnavailable
+from ..sources import Source, SourceUnavailable
 from ..surface.diff import diff
-from ..surface.model import KIND_WORDS, KINDS
+from ..surface.model import KIND_WORDS, KINDS, Item, Surface
 from ..surface.read import SurfaceSpec, read_surface
 from ..verify import choose_releases
 from ._common import EXIT_ERROR, EXIT_OK, UsageError, _check_engine, _close, _kb, _load, _make_source
 
 
-def _kinds(args) -> tuple[str, ...]:
+def _kinds(args: argparse.Namespace) -> tuple[str, ...]:
     if not args.kind:
         return KINDS
     chosen = []
@@ -36,17 +40,18 @@ class _Surfaces:
     """Release surfaces from the ledger's surface file, or read from the engine's source for a release the file
     does not have (nothing is written: `gotchas verify` records them)."""
 
-    def __init__(self, kb, args, engine: str) -> None:
+    def __init__(self, kb: KB, args: argparse.Namespace, engine: str) -> None:
         self.kb, self.args, self.engine = kb, args, engine
-        self.spec = SurfaceSpec.of(kb.engines[engine])
-        if self.spec is None:
+        spec = SurfaceSpec.of(kb.engines[engine])
+        if spec is None:
             raise UsageError(f"{engine}: the engine registry gives no `surface` files for it")
+        self.spec = spec
         self.ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
         try:
             self.stored = self.ledger.load_surfaces(engine)
         except LedgerError as exc:
             raise UsageError(str(exc)) from None
-        self.source = None
+        self.source: Source | None = None
         self.progress = Progress()
 
     def get(self, version: str):
@@ -77,7 +82,7 @@ class _Surfaces:
             _close(self.source)
 
 
-def _surfaces_of(args, versions: list[str]):
+def _surfaces_of(args: argparse.Namespace, versions: list[str]):
     """(kb, kinds, the surfaces reader, [(surface, note)] of `versions`), or None when a source could not be read
     (said on stderr)."""
     kb = _kb(args)
@@ -93,7 +98,7 @@ def _surfaces_of(args, versions: list[str]):
         surfaces.close()
 
 
-def run_surface(args) -> int:
+def run_surface(args: argparse.Namespace) -> int:
     found = _surfaces_of(args, [args.version])
     if found is None:
         return EXIT_ERROR
@@ -110,7 +115,7 @@ def run_surface(args) -> int:
     return EXIT_OK
 
 
-def _find(surface, wanted: str):
+def _find(surface: Surface, wanted: str) -> Item | None:
     """An item by name: a flag by any spelling (`gpu-memory-utilization` and `gpu_memory_utilization` too), else a
     variable, metric or request field by its exact name."""
     found = surface.flag(wanted if wanted.startswith("-") else f"--{wanted}")
@@ -119,11 +124,12 @@ def _find(surface, wanted: str):
     return next((i for i in surface.items.values() if i.name == wanted), None)
 
 
-def _entries_about(named, entries, engine_ledger, older: str, newer: str) -> list[tuple[str, str, str, str]]:
+def _entries_about(named: list[tuple[str, Item | None, Item | None]], entries: list[Entry],
+                   engine_ledger: EngineLedger, older: str, newer: str) -> list[tuple[str, str, str, str]]:
     """(name, entry, status at FROM, status at TO) of each entry whose title or sections name an item asked for:
     what the code does with the setting, as far as the KB says."""
     found = []
-    for wanted, a, b in named:
+    for _wanted, a, b in named:
         item = b or a
         if item is None:
             continue
@@ -131,12 +137,13 @@ def _entries_about(named, entries, engine_ledger, older: str, newer: str) -> lis
         for entry in entries:
             text = " ".join([entry.title, *entry.sections.values()])
             if any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text) for s in spellings):
-                status = [(r.status if (r := engine_ledger.entry(v, entry.id)) else "no record") for v in (older, newer)]
-                found.append((item.name, entry.id, *status))
+                at_older, at_newer = [(r.status if (r := engine_ledger.entry(v, entry.id)) else "no record")
+                                      for v in (older, newer)]
+                found.append((item.name, entry.id, at_older, at_newer))
     return found
 
 
-def run_diff(args) -> int:
+def run_diff(args: argparse.Namespace) -> int:
     found = _surfaces_of(args, [args.older, args.newer])
     if found is None:
         return EXIT_ERROR

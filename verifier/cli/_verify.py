@@ -3,21 +3,36 @@ release, into the ledger) and `mutate`."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
-from .. import kb as kb_module, report, run
-from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR, Ledger, LedgerError
-from ..model import CHANGED, MISSING, Diagnostic
+from .. import kb as kb_module
+from .. import report, run
+from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
+from ..ledger import Ledger, LedgerError
+from ..model import CHANGED, MISSING, Diagnostic, Entry
 from ..progress import Progress
 from ..surface.read import SurfaceSpec
 from ..verify import selected_checks
-from ._common import (EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, _check_engine, _close, _exit_code, _kb,
-                      _load, _load_clean, _make_sources, _source_locations)
+from ._common import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    UsageError,
+    _check_engine,
+    _close,
+    _exit_code,
+    _kb,
+    _load,
+    _load_clean,
+    _make_sources,
+    _source_locations,
+)
 
 
-def run_check(args) -> int:
+def run_check(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
     names = args.entries
@@ -36,7 +51,8 @@ def run_check(args) -> int:
         names = [str(f) for f in files] if files is not None else []
     loaded, diagnostics, entries = _load(kb, names)
     pairs = list(selected_checks(entries, args.engine))
-    results, notes = [], []
+    results: list = []
+    notes: list[str] = []
     reports = []
     if not args.offline:
         diagnostics = diagnostics + _surface_diagnostics(kb, entries, args)
@@ -69,7 +85,7 @@ def run_check(args) -> int:
                       flipped or any(r.verdict.status in (CHANGED, MISSING) for r in results))
 
 
-def _surface_diagnostics(kb, entries, args) -> list:
+def _surface_diagnostics(kb: kb_module.KB, entries: list[Entry], args: argparse.Namespace) -> list:
     """G501 (surface.lint) over the entries, from the committed ledger and surface files."""
     from ..surface.lint import condition_problems, condition_setting_problems, surface_problems
 
@@ -91,7 +107,7 @@ def _surface_diagnostics(kb, entries, args) -> list:
     return sorted(found, key=lambda d: (d.path, d.line, d.code))
 
 
-def run_verify(args) -> int:
+def run_verify(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
     loaded, diagnostics, entries = _load_clean(kb, args.entries)
@@ -127,7 +143,7 @@ def run_verify(args) -> int:
     return EXIT_ERROR if code == EXIT_OK and failed_engines else code
 
 
-def run_mutate(args) -> int:
+def run_mutate(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
     loaded, diagnostics, entries = _load_clean(kb, args.entries)
@@ -136,7 +152,8 @@ def run_mutate(args) -> int:
     return EXIT_FINDINGS if any(r.neutral_flips for r in reports) else EXIT_OK
 
 
-def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version: str, seconds: float) -> list:
+def mutate_entries(kb: kb_module.KB, entries: list[Entry], specs: list[str], engine: str | None, version: str,
+                   seconds: float) -> list:
     """`gotchas mutate` over entries: one report per entry and engine; `specs`, the `--source` options (engines
     without one are read from the package index)."""
     engines = {c.engine for e in entries for c in e.checks if engine is None or c.engine == engine}
@@ -144,7 +161,7 @@ def mutate_entries(kb: kb_module.KB, entries, specs, engine: str | None, version
                     seconds)
 
 
-def _mutated(kb: kb_module.KB, entries, engines: set[str], locations: dict[str, str], version: str,
+def _mutated(kb: kb_module.KB, entries: list[Entry], engines: set[str], locations: dict[str, str], version: str,
              seconds: float) -> list:
     progress = Progress()
     sources = _make_sources(kb, locations, progress)

@@ -154,7 +154,7 @@ def declarations(surface) -> list[dict]:
     as the C++ extractor writes them (verifier/surface/extract_cpp.py): a flag's `detail` is empty for a switch,
     `off: -nkvo, --no-kv-offload` for a pair, `value: N` for one value and `values: FNAME SCALE` for two; a
     variable's `detail` is `sets --ctx-size`, the flag it sets."""
-    env = {}
+    env: dict[str, str] = {}
     for item in surface.of_kind("env"):
         if item.detail.startswith("sets ") and item.name.startswith("LLAMA_ARG_"):
             env.setdefault(item.detail[5:].strip(), item.name)

@@ -6,8 +6,8 @@ by its tag, llama.cpp's (`ghcr.io/ggml-org/llama.cpp:server-cuda-b4763`) its bui
 Dockerfile's RUN gives it too. The serve command (a Dockerfile's ENTRYPOINT and CMD, a service's `command`, a
 container's `command` and `args`, a script's `vllm serve` or `llama-server` line, what follows the image in
 `docker run`) gives the flags; the environment (`ENV`, `environment:`, `env:`, `-e`, and a llama.cpp server
-image's own `LLAMA_ARG_HOST`) gives the variables. Nothing is run: variables are expanded only from the file's own ARG, ENV and assignments, and a
-value still holding `$` is a setting audit cannot compare (UNKNOWN).
+image's own `LLAMA_ARG_HOST`) gives the variables. Nothing is run: variables are expanded only from the file's
+own ARG, ENV and assignments, and a value still holding `$` is a setting audit cannot compare (UNKNOWN).
 
 The images are named here, not in the engine registry, because only audit reads them; each engine's image runs
 its serve entrypoint, so arguments after a vLLM image are vLLM flags; a llama.cpp image's entrypoint is its tag's
@@ -20,6 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import yaml
 
@@ -274,8 +275,8 @@ def script_settings(text: str, where: str, env: dict[str, str], found_images: li
                 tokens.pop(0)
             local_env = dict(env)
             while tokens and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
-                name, _, value = tokens.pop(0).partition("=")
-                local_env[name] = value
+                name, _, setting = tokens.pop(0).partition("=")
+                local_env[name] = setting
             tokens = _strip_redirections(tokens)
             if "docker" in tokens[:2] and "run" in tokens[:3]:
                 settings = docker_run(tokens[tokens.index("run") + 1:], here, local_env, found_images, newest,
@@ -449,9 +450,9 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
                         notes.append(f"{where}: an engine installed from {token!r} has no release version; "
                                      "not audited")
                         continue
-                    item = requirement_found(token, where, path, line, wanted, notes)
-                    if item is not None:
-                        found.installed.append(item)
+                    installed = requirement_found(token, where, path, line, wanted, notes)
+                    if installed is not None:
+                        found.installed.append(installed)
         elif word in ("CMD", "ENTRYPOINT"):
             tokens, exec_form = _exec_or_shell(rest, where)
             if not exec_form:
@@ -589,7 +590,7 @@ def _camel_flag(name: str) -> str:
 def _chart_model(mapping: _Y, path: Path, notes, newest, found: Found) -> bool:
     """vLLM's production-stack Helm chart: a `modelSpec` item with `repository`, `tag`, `vllmConfig` (flags in
     camelCase), `vllmConfig.extraArgs` and `env`. True when the mapping is one."""
-    fields = mapping.value
+    fields = cast("dict[str, _Y]", mapping.value)  # a mapping: `_container` passes its own
     repository, tag = fields.get("repository"), fields.get("tag")
     if repository is None or not isinstance(repository.value, str) or "image" in fields:
         return False
@@ -631,7 +632,7 @@ def _chart_model(mapping: _Y, path: Path, notes, newest, found: Found) -> bool:
 
 
 def _container(mapping: _Y, path: Path, packages, notes, newest, found: Found) -> None:
-    fields = mapping.value
+    fields = cast("dict[str, _Y]", mapping.value)  # a mapping: `_mappings` yields only those
     image = fields.get("image")
     if image is None:
         _chart_model(mapping, path, notes, newest, found)
@@ -659,9 +660,9 @@ def _container(mapping: _Y, path: Path, packages, notes, newest, found: Found) -
                 if eq:
                     env[name] = value
             elif isinstance(item.value, dict) and "name" in item.value:  # Kubernetes: {name, value | valueFrom}
-                value = item.value.get("value")
-                if value is not None and not isinstance(value.value, (dict, list)):
-                    env[str(item.value["name"].value)] = str(value.value)
+                given = item.value.get("value")
+                if given is not None and not isinstance(given.value, (dict, list)):
+                    env[str(item.value["name"].value)] = str(given.value)
     entry = _text_list(fields.get("entrypoint"), where)
     command = _text_list(fields.get("command"), where)
     args = _text_list(fields.get("args"), where)

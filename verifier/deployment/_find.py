@@ -164,8 +164,8 @@ def read_folder(root: Path, packages: dict[str, str], notes: list[str], newest: 
             kind = kind_of(path)
             if kind is None and not name.lower().endswith((".log", ".txt")):
                 continue
-            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg") and not _mentions_engine(path) \
-                    and not (kind is None and _starts_with_a_flag(path)):
+            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg") \
+                    and not _mentions_engine(path) and not (kind is None and _starts_with_a_flag(path)):
                 continue
             seen += 1
             if seen > MAX_FILES:

@@ -111,7 +111,7 @@ def parse_args(args: list[str], origin: str, env: dict[str, str] | None = None,
         if flag is None and _is_flag(token) and "=" in token:
             i = _with_equals(settings, token, args, i, grammar, given)
             continue
-        if flag is not None:
+        if flag is not None and grammar is not None:  # a flag: found in the grammar
             i = _declared(settings, flag, args, i, given, grammar)
             continue
         if _is_flag(token):

@@ -20,7 +20,7 @@ server's default log has no build line at all; audit then says so.
 
 The settings the server resolved (`llama_context: n_ctx = 8192`, `n_seq_max = 4`) are logged, the flags given are
 not: they are shown in a note and decide no condition (`-c 0` logs the model's context, `-np -1` the slots chosen).
-"""
+"""  # noqa: E501 - a row of the table above cannot be wrapped
 
 from __future__ import annotations
 

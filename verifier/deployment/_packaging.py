@@ -38,6 +38,11 @@ def _line_of(lines: list[str], *needles: str, start: int = 0) -> int:
 
 # --- pyproject.toml ----------------------------------------------------------------------------------------
 
+def _table(value: object) -> dict:
+    """A TOML table, or an empty one in place of anything else."""
+    return value if isinstance(value, dict) else {}
+
+
 def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> list[Installed]:
     text, data = read_toml(path, "pyproject.toml")
     lines = text.splitlines()
@@ -57,7 +62,7 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
         if item is not None:
             found.append(item)
 
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    project = _table(data.get("project"))
     for requirement in strings(project.get("dependencies"), "dependencies"):
         add(requirement, "dependencies")
     extras = project.get("optional-dependencies")
@@ -70,21 +75,21 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
         for name, requirements in groups.items():
             for requirement in strings(requirements, f"dependency-groups.{name}"):
                 add(requirement, f"the group {name}")
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    uv = tool.get("uv") if isinstance(tool.get("uv"), dict) else {}
+    tool = _table(data.get("tool"))
+    uv = _table(tool.get("uv"))
     for key in ("override-dependencies", "constraint-dependencies", "dev-dependencies"):
         for requirement in strings(uv.get(key), key):
             add(requirement, f"tool.uv.{key}")
-    sources = uv.get("sources") if isinstance(uv.get("sources"), dict) else {}
+    sources = _table(uv.get("sources"))
     for name, source in sources.items():
         engine = wanted.get(canonicalize_name(name))
         if engine is not None and isinstance(source, dict) and ({"git", "path", "url"} & set(source)):
             kind = next(k for k in ("git", "path", "url") if k in source)
             notes.append(f"{path}:{_line_of(lines, name, kind)}: {name} comes from a {kind} source "
                          "(tool.uv.sources), which has no release version; what it pins is not what runs")
-    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    poetry = _table(tool.get("poetry"))
     tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-    poetry_groups = poetry.get("group") if isinstance(poetry.get("group"), dict) else {}
+    poetry_groups = _table(poetry.get("group"))
     tables += [g.get("dependencies") for g in poetry_groups.values() if isinstance(g, dict)]
     for table in tables:
         if not isinstance(table, dict):
@@ -108,7 +113,7 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
                 if specifier is None:
                     raise DeploymentError(f"{where}: cannot read the Poetry constraint {one!r} of {name}")
                 found.append(from_specifier(engine, specifier, where, path, line))
-    dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
+    dynamic = project["dynamic"] if isinstance(project.get("dynamic"), list) else []
     if not found and {"dependencies", "optional-dependencies"} & set(dynamic):
         notes.append(f"{path}: its dependencies are dynamic (project.dynamic): they are in setup.py or setup.cfg; "
                      "give those, or the folder")
@@ -217,11 +222,11 @@ def from_setup_py(path: Path, packages: dict[str, str], notes: list[str]) -> lis
         if name != "setup":
             continue
         for keyword in call.keywords:
-            groups: list[ast.AST] = []
+            groups: list[ast.expr] = []
             if keyword.arg == "install_requires":
                 groups = [keyword.value]
             elif keyword.arg == "extras_require":
-                value = keyword.value
+                value: ast.AST = keyword.value
                 if isinstance(value, ast.Name) and value.id in names:
                     value = names[value.id]
                 if isinstance(value, ast.Dict):

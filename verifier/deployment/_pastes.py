@@ -127,7 +127,7 @@ def env_from_paste(text: str) -> dict[str, str]:
             start = index + 1
     if start is None:
         return {}
-    env = {}
+    env: dict[str, str] = {}
     for line in lines[start:]:
         if line.startswith("=====") and env:
             break

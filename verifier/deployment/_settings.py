@@ -128,6 +128,7 @@ def parse_tokens(args: list[str], engine: str, origin: str, env: dict[str, str] 
         return parse_args(args, origin, env)
     settings = Settings(engine, origin, env=dict(env or {}))
     i = 0
+    value: str | None  # a flag's value; None for a flag given alone
     while i < len(args):
         token = args[i]
         if token.startswith("-") and not _NUMBER.fullmatch(token) and token not in ("-", "--"):

@@ -8,14 +8,18 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ._read import DeploymentError, EnvironmentFailed, _read_text
 
+if TYPE_CHECKING:
+    from ._settings import Settings
+
 try:
-    import tomllib
+    import tomllib  # type: ignore[import-not-found]  # Python 3.10 has none: the except below
 except ModuleNotFoundError:  # Python 3.10
     tomllib = None
 
@@ -34,7 +38,7 @@ class Installed:
     specifier: str | None = None
     #: The settings declared with this version (the container whose image names it), else None: audit then uses
     #: the deployment's settings of the engine.
-    settings: object = field(default=None, hash=False)
+    settings: Settings | None = field(default=None, hash=False)
     #: For a llama.cpp build (`version` is `b4763`, or `unknown`), the commit it printed, when it did.
     commit: str | None = None
 
@@ -245,7 +249,7 @@ _BUILD_SPEC = re.compile(r"\s*(llama[-_.]cpp)\s*==\s*b(\d+)(?:-([0-9a-fA-F]{7,40
 def from_specs(specs: list[str], packages: dict[str, str]) -> list[Installed]:
     """`--engine vllm==0.10.0` (the engine's key or its package name); `--engine llama-cpp==b4763` (a llama.cpp
     build, optionally with its commit: `b4763-f777a73e`)."""
-    wanted = {**_by_package(packages), **{canonicalize_name(k): k for k in packages}}
+    wanted: dict[str, str] = {**_by_package(packages), **{canonicalize_name(k): k for k in packages}}
     found = []
     for spec in specs:
         build = _BUILD_SPEC.fullmatch(spec)
@@ -259,7 +263,7 @@ def from_specs(specs: list[str], packages: dict[str, str]) -> list[Installed]:
             requirement = None
         pins = [s.version for s in requirement.specifier if s.operator == "=="] if requirement else []
         engine = wanted.get(canonicalize_name(requirement.name)) if requirement else None
-        if engine is None or len(pins) != 1 or len(requirement.specifier) != 1:
+        if engine is None or requirement is None or len(pins) != 1 or len(requirement.specifier) != 1:
             raise DeploymentError(f"--engine {spec!r}: write ENGINE==VERSION with one of {', '.join(packages)} "
                                   "(vllm==0.10.0; a llama.cpp build: llama-cpp==b4763)")
         found.append(Installed(engine, pins[0], "--engine"))

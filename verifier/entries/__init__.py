@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import _yaml
 from ..model import Check, Condition, Diagnostic, Entry
@@ -23,6 +24,9 @@ from ._body import REQUIRED_SECTIONS, SECTIONS, _read_body
 from ._checks import CHECK_FIELDS, CHECK_REQUIRED, FORM_FIELDS, MODIFIERS, _check
 from ._conditions import CONDITION_FIELDS, _conditions
 from ._values import BOUNDS, HISTORY_FIELDS, _date, _history, _parts, _per_engine, _text, _text_list
+
+if TYPE_CHECKING:
+    from ._values import Problem
 
 __all__ = ["BOUNDS", "CHECK_FIELDS", "CHECK_REQUIRED", "CONDITION_FIELDS", "ENTRY_FIELDS", "ENTRY_REQUIRED",
            "FORM_FIELDS", "HISTORY_FIELDS", "MAX_ENTRY_BYTES", "MODIFIERS", "REQUIRED_SECTIONS", "SECTIONS",
@@ -114,9 +118,9 @@ def parse_entry(data: bytes, file: str, stem: str) -> LoadedEntry:
 
 # --- front matter ---------------------------------------------------------------
 
-def _fill_entry(entry: Entry, front: _yaml.Node, problem, result: LoadedEntry) -> None:
+def _fill_entry(entry: Entry, front: _yaml.Node, problem: Problem, result: LoadedEntry) -> None:
     fields = front.value
-    for key, node in fields.items():
+    for key in fields:
         entry.lines[key] = front.key_lines[key]
         if key not in ENTRY_FIELDS:
             problem(front.key_lines[key], "G201", f"unknown field {key!r}; fields are: {', '.join(ENTRY_FIELDS)}")

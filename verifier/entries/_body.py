@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from markdown_it import MarkdownIt
 
 from ..model import Entry
+
+if TYPE_CHECKING:
+    from ._values import Problem
 
 SECTIONS = ("Symptom", "Root cause", "Workaround", "Notes")
 REQUIRED_SECTIONS = ("Symptom", "Root cause", "Workaround")
@@ -14,7 +19,7 @@ _MD = MarkdownIt("commonmark")
 _MD.core.ruler.disable(["inline", "text_join"], ignoreInvalid=True)
 
 
-def _read_body(entry: Entry, body: str, first_line: int, problem) -> None:
+def _read_body(entry: Entry, body: str, first_line: int, problem: Problem) -> None:
     tokens = _MD.parse(body)
     headings = []  # (title, body line index of the heading, token index)
     for i, token in enumerate(tokens):

@@ -17,6 +17,7 @@ VALUE_LANGUAGES = ("python", "cpp")
 
 if TYPE_CHECKING:
     from . import LoadedEntry
+    from ._values import Problem
 
 MODIFIERS = ("after", "adjacent")
 CHECK_FIELDS = ("id", "claim", "engine", "path", "in", *MODIFIERS) + MATCHERS + (*BOUNDS, "values", "part",
@@ -26,7 +27,7 @@ CHECK_REQUIRED = ("id", "claim", "path")
 FORM_FIELDS = (*BOUNDS, "path", "in") + MATCHERS + MODIFIERS
 
 
-def _check(node: _yaml.Node, entry: Entry, problem, result: LoadedEntry | None = None
+def _check(node: _yaml.Node, entry: Entry, problem: Problem, result: LoadedEntry | None = None
            ) -> tuple[Check | None, bool]:
     """The check written at `node`, and whether it is well-formed enough to evaluate."""
     if not node.is_mapping:
@@ -84,7 +85,7 @@ _VALUE_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
 MAX_VALUES, MAX_ALLOWED = 8, 32
 
 
-def _named_values(node: _yaml.Node, problem) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], bool]:
+def _named_values(node: _yaml.Node, problem: Problem) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], bool]:
     """`values`: a mapping of a metavariable's NAME (of `$NAME`) to the list of values the claim allows."""
     if not node.is_mapping or not node.value:
         problem(node.line, "G203", "'values' must be a mapping of a metavariable's name (CAP for $CAP) to the list "
@@ -119,7 +120,7 @@ def _named_values(node: _yaml.Node, problem) -> tuple[tuple[tuple[str, tuple[str
     return tuple(found), ok
 
 
-def _values_problems(check: Check, line: int, problem) -> bool:
+def _values_problems(check: Check, line: int, problem: Problem) -> bool:
     """G315: named values need `contains` without `after` in a Python, C or C++ file (where code is compared by
     structure and `$NAME` binds an expression), in every form, each form's fragment writing `$NAME` for every name
     (a form that did not would say nothing of the value where it applies)."""
@@ -142,7 +143,7 @@ def _values_problems(check: Check, line: int, problem) -> bool:
     return ok
 
 
-def _adjacent(fields: dict[str, _yaml.Node], problem) -> tuple[bool, bool]:
+def _adjacent(fields: dict[str, _yaml.Node], problem: Problem) -> tuple[bool, bool]:
     """The `adjacent` flag of a check or form, and whether it was written well."""
     if "adjacent" not in fields:
         return False, True
@@ -153,7 +154,7 @@ def _adjacent(fields: dict[str, _yaml.Node], problem) -> tuple[bool, bool]:
     return value, True
 
 
-def _earlier(node: _yaml.Node, check: Check, problem, result: LoadedEntry | None) -> tuple[list[Form], bool]:
+def _earlier(node: _yaml.Node, check: Check, problem: Problem, result: LoadedEntry | None) -> tuple[list[Form], bool]:
     """The items of a check's `earlier` list as forms, with what they inherit from the check filled in.
 
     `path` and `in` are inherited when left out (`in: null` drops the scope); a
@@ -168,7 +169,8 @@ def _earlier(node: _yaml.Node, check: Check, problem, result: LoadedEntry | None
     ok = True
     for index, item in enumerate(node.value, 1):
         if not item.is_mapping:
-            problem(item.line, "G203", "an item of 'earlier' must be a mapping (since, until, path, in, a matcher, ...)")
+            problem(item.line, "G203",
+                    "an item of 'earlier' must be a mapping (since, until, path, in, a matcher, ...)")
             ok = False
             continue
         fields = item.value

@@ -12,6 +12,7 @@ from ._values import BOUNDS, _text
 
 if TYPE_CHECKING:
     from . import LoadedEntry
+    from ._values import Problem
 
 #: The keys of a condition, an item of `when` (docs/format.md, "Conditions").
 CONDITION_FIELDS = ("engine", "flag", "env", "request", "endpoint", "only-if", "any", "is", "is-not", "set",
@@ -22,7 +23,7 @@ _SHAPE = ("a mapping naming one of flag or env (a setting, with is or is-not), r
           "endpoint, only-if (a fact in words) or any (alternatives)")
 
 
-def _conditions(node: _yaml.Node, entry: Entry, problem, result: LoadedEntry) -> list[Condition]:
+def _conditions(node: _yaml.Node, entry: Entry, problem: Problem, result: LoadedEntry) -> list[Condition]:
     """The items of `when`. The shape is judged here (G201-G203, G210); what needs the checks and the registry
     (the witness, the engine, the bounds) is lint's. A malformed item is left out of the entry, so that `audit`
     never reads a condition half-understood."""
@@ -100,7 +101,8 @@ def _condition(node: _yaml.Node, entry: Entry, problem, nested: bool = False) ->
     # witness pins a default.
     if setting and given is None and ("default" in fields) != ("witness" in fields):
         missing = "witness" if "default" in fields else "default"
-        problem(node.line, "G202", f"a condition needs {missing!r} with {'default' if missing == 'witness' else 'witness'}"
+        problem(node.line, "G202",
+                f"a condition needs {missing!r} with {'default' if missing == 'witness' else 'witness'}"
                 + (": the check of this entry that pins the default" if missing == "witness" else
                    ": what a deployment that does not set it gets (or 'computed')")
                 + "; or leave both out to take the default from the release surface of each release")
@@ -231,7 +233,7 @@ _ENDPOINT = re.compile(r"/[A-Za-z0-9_./{}-]*")
 _FACT = re.compile(r"\S.{2,199}", re.DOTALL)
 
 
-def _setting(node: _yaml.Node, key: str, problem) -> object | None:
+def _setting(node: _yaml.Node, key: str, problem: Problem) -> object | None:
     """A value of a setting: true/false as bools, anything else as the text written (`0.10` stays `0.10`)."""
     if isinstance(node.value, bool) and isinstance(node.raw, str) and node.raw.lower() not in ("true", "false"):
         problem(node.line, "G203", f"{key!r}: write true or false, not {node.raw!r} (YAML reads it both ways)")

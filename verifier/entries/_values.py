@@ -4,15 +4,23 @@ history, each with a diagnostic at its line where it is not what the format asks
 from __future__ import annotations
 
 import datetime as dt
+from typing import Protocol
 
 from .. import _yaml
 from ..model import Entry, HistoryEvent
+
+
+class Problem(Protocol):
+    """How the reader of an entry reports a problem: at a line (and column), with its lint code."""
+
+    def __call__(self, line: int, code: str, message: str, column: int = 1) -> None: ...
+
 
 BOUNDS = ("since", "until")
 HISTORY_FIELDS = ("date", "note")
 
 
-def _text(node: _yaml.Node, key: str, problem) -> str | None:
+def _text(node: _yaml.Node, key: str, problem: Problem) -> str | None:
     """A scalar as text, exactly as written (so `0.10` stays `0.10`)."""
     if node.is_mapping or node.is_sequence:
         problem(node.line, "G203", f"{key!r} must be text, not a {'mapping' if node.is_mapping else 'list'}")
@@ -23,7 +31,7 @@ def _text(node: _yaml.Node, key: str, problem) -> str | None:
     return node.raw if isinstance(node.raw, str) else str(node.value)
 
 
-def _text_list(node: _yaml.Node, key: str, problem) -> list[tuple[str, int]]:
+def _text_list(node: _yaml.Node, key: str, problem: Problem) -> list[tuple[str, int]]:
     if not node.is_sequence:
         problem(node.line, "G203", f"{key!r} must be a list")
         return []
@@ -35,7 +43,7 @@ def _text_list(node: _yaml.Node, key: str, problem) -> list[tuple[str, int]]:
     return values
 
 
-def _date(node: _yaml.Node, key: str, problem) -> dt.date | None:
+def _date(node: _yaml.Node, key: str, problem: Problem) -> dt.date | None:
     value = node.value
     if isinstance(value, dt.datetime):
         return value.date()
@@ -50,7 +58,7 @@ def _date(node: _yaml.Node, key: str, problem) -> dt.date | None:
     return None
 
 
-def _per_engine(node: _yaml.Node, key: str, problem, entry: Entry) -> dict[str, str]:
+def _per_engine(node: _yaml.Node, key: str, problem: Problem, entry: Entry) -> dict[str, str]:
     """`introduced`/`fixed`: a mapping of engine -> release, each release as written."""
     if not node.is_mapping:
         problem(node.line, "G203", f"{key!r} must be a mapping of engine to release, like {{vllm: 0.8.2}}")
@@ -64,7 +72,7 @@ def _per_engine(node: _yaml.Node, key: str, problem, entry: Entry) -> dict[str, 
     return found
 
 
-def _records(items: list[_yaml.Node], fields: tuple[str, ...], what: str, problem):
+def _records(items: list[_yaml.Node], fields: tuple[str, ...], what: str, problem: Problem):
     """The items of a list of mappings with fixed fields (history, parts) that have all of them; the others, and
     unknown fields, are said."""
     for item in items:
@@ -81,7 +89,7 @@ def _records(items: list[_yaml.Node], fields: tuple[str, ...], what: str, proble
             yield item
 
 
-def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
+def _history(node: _yaml.Node, problem: Problem) -> list[HistoryEvent]:
     if not node.is_sequence:
         problem(node.line, "G203", "'history' must be a list of {date, note}")
         return []
@@ -97,7 +105,7 @@ def _history(node: _yaml.Node, problem) -> list[HistoryEvent]:
 PART_FIELDS = ("id", "says")
 
 
-def _parts(node: _yaml.Node, entry: Entry, problem) -> dict[str, str]:
+def _parts(node: _yaml.Node, entry: Entry, problem: Problem) -> dict[str, str]:
     """`parts`: a list of {id, says}, two or more, each the part of the claim its checks (`part: ID`) make."""
     if not node.is_sequence or len(node.value) < 2:
         problem(node.line, "G203", "'parts' must be a list of two or more {id, says}: a claim of one part needs none")

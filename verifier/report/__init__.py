@@ -16,6 +16,6 @@ from ._show import NoSuchRelease, show_at, show_entry, show_records
 from ._terminal import terminal
 from ._trace import trace_text
 
-__all__ = ["FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "follow_markdown", "follow_text", "github", "junit", "mutate_github",
-           "mutate_report", "render", "render_run", "run_markdown", "NoSuchRelease", "show_at", "show_entry", "show_records", "summary",
-           "terminal", "text", "trace_text"]
+__all__ = ["FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "follow_markdown", "follow_text",
+           "github", "junit", "mutate_github", "mutate_report", "render", "render_run", "run_markdown",
+           "NoSuchRelease", "show_at", "show_entry", "show_records", "summary", "terminal", "text", "trace_text"]

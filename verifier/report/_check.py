@@ -28,12 +28,13 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], results: Sequence[CheckR
 _ICONS = {HOLDS: "✅", CHANGED: "❌", MISSING: "❔", ERROR: "⚠️"}
 
 
-def _md(value) -> str:
+def _md(value: object) -> str:
     """Text safe in a Markdown table cell."""
     return str(value or "").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
-def check_markdown(diagnostics, results, notes=(), entries=0) -> str:
+def check_markdown(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], notes: Sequence[str] = (),
+                   entries: int = 0) -> str:
     """A job summary: lint problems, then a table of entry × check × verdict."""
     out = ["## gotchas check", "", summary(diagnostics, results, entries), ""]
     if diagnostics:
@@ -54,7 +55,8 @@ def check_markdown(diagnostics, results, notes=(), entries=0) -> str:
     return "\n".join(out) + "\n"
 
 
-def junit(diagnostics, results, notes=(), entries=0) -> str:
+def junit(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], notes: Sequence[str] = (),
+          entries: int = 0) -> str:
     """JUnit XML: a suite for lint, and one per entry with a case per check and release."""
     import xml.etree.ElementTree as ET
 
@@ -80,7 +82,8 @@ def junit(diagnostics, results, notes=(), entries=0) -> str:
                                  line=str(r.check.line))
             detail = "\n".join(x for x in (v.message, v.hint and f"hint: {v.hint}") if x)
             if v.status in (CHANGED, MISSING):
-                ET.SubElement(case, "failure", message=f"{v.status}: {v.reason}", type=v.reason or v.status).text = detail
+                ET.SubElement(case, "failure", message=f"{v.status}: {v.reason}",
+                              type=v.reason or v.status).text = detail
             elif v.status == ERROR:
                 ET.SubElement(case, "error", message=f"error: {v.reason}", type=v.reason or "error").text = detail
     total = len(diagnostics) + len(results)
@@ -99,7 +102,8 @@ def summary(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], e
             f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[MISSING]} missing, {counts[ERROR]} error")
 
 
-def text(diagnostics, results, notes=(), entries=0) -> str:
+def text(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], notes: Sequence[str] = (),
+         entries: int = 0) -> str:
     out = []
     if diagnostics:
         out.append("Lint:")
@@ -127,7 +131,8 @@ def text(diagnostics, results, notes=(), entries=0) -> str:
     return "\n".join(out) + "\n"
 
 
-def as_json(diagnostics, results, notes=(), entries=0) -> str:
+def as_json(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], notes: Sequence[str] = (),
+            entries: int = 0) -> str:
     records = [
         {"kind": "lint", "file": d.path, "line": d.line, "column": d.column, "code": d.code, "message": d.message}
         for d in diagnostics
@@ -152,7 +157,8 @@ def annotation(level: str, file: str, line: int, title: str, message: str, colum
     return f"::{level} {props}::{_escape_data(message)}"
 
 
-def github(diagnostics, results, notes=(), entries=0) -> str:
+def github(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], notes: Sequence[str] = (),
+           entries: int = 0) -> str:
     out = [annotation("error", d.path, d.line, d.code, d.message, d.column) for d in diagnostics]
     for r in results:
         v = r.verdict

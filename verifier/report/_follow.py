@@ -20,8 +20,8 @@ def follow_text(found: list, written: dict, kinds) -> str:
     for item in found:
         verdict = item.verdict
         said = f"{verdict.status} {verdict.reason or ''}".strip() if verdict else "?"
-        out.append((f"{item.entry} / {item.check.id} ({item.check.engine} {item.release}: {said}"
-                            + (f"; held at {item.held}" if item.held else "") + ")"))
+        out.append(f"{item.entry} / {item.check.id} ({item.check.engine} {item.release}: {said}"
+                            + (f"; held at {item.held}" if item.held else "") + ")")
         if not item.proposals:
             out.append("  " + (item.note or "no proposal"))
             out.append("")
@@ -30,8 +30,8 @@ def follow_text(found: list, written: dict, kinds) -> str:
             where = f"{proposal.verdict.path}:{proposal.verdict.lines[0]}-{proposal.verdict.lines[1]}" \
                 if proposal.verdict.lines else proposal.form.path
             judged = _judgement(proposal)
-            out.append((f"  {'proposal' if n == 0 else 'or'}: {proposal.kind}, holds at {where}"
-                                f"{' in ' + proposal.verdict.symbol if proposal.verdict.symbol else ''}; {judged}"))
+            out.append(f"  {'proposal' if n == 0 else 'or'}: {proposal.kind}, holds at {where}"
+                                f"{' in ' + proposal.verdict.symbol if proposal.verdict.symbol else ''}; {judged}")
             out.append("    " + proposal.how)
             out.extend("      " + line for line in _lines_of(form_fields(proposal.form), 0))
             if proposal.kind == "text" and n == 0:

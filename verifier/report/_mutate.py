@@ -65,7 +65,8 @@ def mutate_github(reports) -> str:
     for r in reports:
         lines = {c.id: c.line for c in r.entry.checks}
         for o in r.survivors:
-            out.append(annotation("warning", r.entry.file, lines.get(o.check, 1), f"{r.entry.id} {o.check} does not pin",
+            out.append(annotation("warning", r.entry.file, lines.get(o.check, 1),
+                                  f"{r.entry.id} {o.check} does not pin",
                                   f"{o.check}: this change of the code it matched goes unnoticed by every check of "
                                   f"the entry: {o.mutant.description} ({o.mutant.path}:{o.mutant.line})"))
         for o in r.neutral_flips + r.layout_bound:

@@ -4,16 +4,27 @@ releases that contradict an entry's bounds; as text, JSON or Markdown."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ..model import CHANGED, ERROR, HOLDS, MISSING
 from ._check import _md, as_json, summary
 from ._terminal import terminal
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..history import BoundsProblem, StatusChange
+    from ..kb import KB
+    from ..ledger import CheckRecord
+    from ..model import CheckResult, Diagnostic
+    from ..verify import EngineRun
+
 RUN_FORMATS = ("text", "json", "markdown")
 
 
-def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, site_url: str = "",
-               problems=()) -> str:
+def render_run(fmt: str, kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
+               diagnostics: Sequence[Diagnostic], notes: Sequence[str], entries: int, site_url: str = "",
+               problems: Sequence[BoundsProblem] = ()) -> str:
     """The report of a `verify` run: `changes` (history.StatusChange) are the entries whose status changed in a
     release verified by the run, `problems` (history.BoundsProblem) where the code contradicts an entry's
     `introduced` or `fixed`."""
@@ -25,7 +36,9 @@ def render_run(fmt: str, kb, runs, changes, diagnostics, notes, entries: int, si
     return terminal(_run_text(kb, runs, changes, diagnostics, notes, entries, problems, results))
 
 
-def _run_text(kb, runs, changes, diagnostics, notes, entries, problems, results) -> str:
+def _run_text(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange], diagnostics: Sequence[Diagnostic],
+              notes: Sequence[str], entries: int, problems: Sequence[BoundsProblem],
+              results: Sequence[CheckResult]) -> str:
     out = [f"  {d}" for d in diagnostics]
     if diagnostics:
         out.insert(0, "Lint:")
@@ -37,7 +50,8 @@ def _run_text(kb, runs, changes, diagnostics, notes, entries, problems, results)
         counts = Counter(r.verdict.status for r in run.results)
         out.append(f"{name}: verified {len(run.releases)} release{'s' if len(run.releases) != 1 else ''} "
                    f"({run.releases[0].version} – {run.releases[-1].version}): "
-                   f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[MISSING]} missing, {counts[ERROR]} error")
+                   f"{counts[HOLDS]} holds, {counts[CHANGED]} changed, {counts[MISSING]} missing, "
+                   f"{counts[ERROR]} error")
     for title, group in _change_groups(changes):
         out.append(f"{title}:")
         for change in group:
@@ -69,21 +83,23 @@ _MOVED = ("Checks to update (their code is not where they look: it may have move
 _OTHER = "Other status changes"
 
 
-def _change_groups(changes):
+def _change_groups(changes: Sequence[StatusChange]):
     groups = [(_REGRESSIONS, [c for c in changes if c.regression]),
               (_MOVED, [c for c in changes if c.moved]),
               (_OTHER, [c for c in changes if not c.regression and not c.moved])]
     return [(title, group) for title, group in groups if group]
 
 
-def _lines(record) -> str:
+def _lines(record: CheckRecord) -> str:
     if record.lines:
         a, b = record.lines
         return f"`{record.path}:{a}`" + (f"–{b}" if b != a else "")
     return f"`{record.path}`"
 
 
-def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "", problems=()) -> str:
+def run_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
+                 diagnostics: Sequence[Diagnostic], notes: Sequence[str], site_url: str = "",
+                 problems: Sequence[BoundsProblem] = ()) -> str:
     from ..history import describe_verdict
 
     site = site_url.rstrip("/") + "/" if site_url else ""
@@ -129,7 +145,7 @@ def run_markdown(kb, runs, changes, diagnostics, notes, site_url: str = "", prob
 _SURFACE_ROWS = 40
 
 
-def _surface_section(kb, runs) -> list[str]:
+def _surface_section(kb: KB, runs: Sequence[EngineRun]) -> list[str]:
     """What the newest release read in the run changes in the release surface, against the release recorded
     before it (`gotchas diff ENGINE FROM TO` for the whole)."""
     from ..ledger import version_key
@@ -162,7 +178,7 @@ def _surface_section(kb, runs) -> list[str]:
     return out
 
 
-def _previous_surface(run, version: str):
+def _previous_surface(run: EngineRun, version: str):
     """The surface of the release recorded just before `version` (read in this run, or on file)."""
     from ..ledger import version_key
 

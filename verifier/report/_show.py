@@ -3,15 +3,22 @@ check's history, its transitions and what contradicts its bounds; or the same as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model import HOLDS, entry_bounds, entry_rules
 from ._terminal import _terminal_lines
+
+if TYPE_CHECKING:
+    from ..kb import KB
+    from ..ledger import CheckRecord, EngineLedger, Ledger
+    from ..model import Entry
 
 
 class NoSuchRelease(Exception):
     """`show --release V` names a release no ledger of the entry's engines has."""
 
 
-def _surfaces(entry, ledger) -> dict:
+def _surfaces(entry: Entry, ledger: Ledger) -> dict:
     """The entry's engines' release surfaces, for `{default --flag}`; an engine whose file is unreadable has none."""
     from ..ledger import LedgerError
 
@@ -24,7 +31,7 @@ def _surfaces(entry, ledger) -> dict:
     return found
 
 
-def _ledgers(kb, entry, ledger, engine_filter=None) -> dict:
+def _ledgers(kb: KB, entry: Entry, ledger: Ledger, engine_filter: str | None = None) -> dict:
     """The entry's engines' ledgers (its statuses recomputed as the entry says now), by engine."""
     found = {}
     for engine in entry.engines:
@@ -36,7 +43,7 @@ def _ledgers(kb, entry, ledger, engine_filter=None) -> dict:
     return found
 
 
-def _reader(kb, entry, ledger, ledgers: dict):
+def _reader(kb: KB, entry: Entry, ledger: Ledger, ledgers: dict):
     """`read(engine, version)`: the entry as it reads there (`prose.entry_text`; both None: across all), with the
     values of `ledgers` and, when the prose writes a default, the release surfaces."""
     from .. import prose
@@ -46,7 +53,7 @@ def _reader(kb, entry, ledger, ledgers: dict):
     return lambda engine, version: prose.entry_text(entry, engine, version, ledgers, kb.engines, names, surfaces)
 
 
-def _engines_at(kb, entry, ledgers: dict, release: str) -> list[str]:
+def _engines_at(kb: KB, entry: Entry, ledgers: dict, release: str) -> list[str]:
     engines = [e for e, engine_ledger in ledgers.items() if engine_ledger.entry(release, entry.id) is not None]
     if not engines:
         names = ", ".join(kb.engines[e].name if e in kb.engines else e for e in ledgers) or "no engine"
@@ -55,7 +62,8 @@ def _engines_at(kb, entry, ledgers: dict, release: str) -> list[str]:
     return engines
 
 
-def show_records(kb, entry, ledger, engine_filter=None, release: str | None = None) -> list[dict]:
+def show_records(kb: KB, entry: Entry, ledger: Ledger, engine_filter: str | None = None,
+                 release: str | None = None) -> list[dict]:
     """`gotchas show ID --format json`: one record per engine and release, in release order (with `release`, that
     release's only): its status, the parts of the claim that hold (with parts), the title as it reads there, and
     each check's verdict with the values it read."""
@@ -87,7 +95,7 @@ def show_records(kb, entry, ledger, engine_filter=None, release: str | None = No
     return records
 
 
-def show_at(kb, entry, ledger, release: str, engine_filter=None) -> str:
+def show_at(kb: KB, entry: Entry, ledger: Ledger, release: str, engine_filter: str | None = None) -> str:
     """`gotchas show ID --release V`: the entry as a reader of that release reads it."""
     ledgers = _ledgers(kb, entry, ledger, engine_filter)
     names = {key: e.name for key, e in kb.engines.items()}
@@ -117,7 +125,7 @@ def show_at(kb, entry, ledger, release: str, engine_filter=None) -> str:
     return _terminal_lines(out)
 
 
-def show_entry(kb, entry, ledger, engine_filter=None) -> str:
+def show_entry(kb: KB, entry: Entry, ledger: Ledger, engine_filter: str | None = None) -> str:
     from .. import history
 
     ledgers = _ledgers(kb, entry, ledger)  # every engine's: the title across them names each one's values
@@ -173,7 +181,7 @@ def show_entry(kb, entry, ledger, engine_filter=None) -> str:
     return _terminal_lines(out)
 
 
-def _check_history(ledger, entry: str, check: str) -> str:
+def _check_history(ledger: EngineLedger, entry: str, check: str) -> str:
     """Where a check holds, in which form: `holds in 0.8.2 – 0.11.2 (form 1), 0.12.0 – 0.33.0 (latest)`."""
     runs: list[list] = []  # [form, first, last] of consecutive releases where it holds in one form
     decided = []
@@ -200,7 +208,7 @@ def _check_history(ledger, entry: str, check: str) -> str:
     return "holds in " + ", ".join(parts)
 
 
-def _plain_where(record) -> str:
+def _plain_where(record: CheckRecord) -> str:
     text = record.verdict
     if record.reason:
         text += f" ({record.reason})"

@@ -3,10 +3,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from ..model import HOLDS
 from ..surface.model import KINDS, Item
 from ._check import _md
 from ._terminal import _terminal_lines
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..history import StatusChange, Transition
+    from ..ledger import CheckRecord
+    from ..surface.diff import SurfaceDiff
+    from ..surface.model import Surface
 
 SURFACE_FORMATS = ("text", "json", "markdown")
 _KIND_TITLES = {"flag": "Flags", "env": "Environment variables", "metric": "Metrics", "request": "Request fields"}
@@ -20,7 +30,7 @@ def _default(item: Item) -> str:
     return item.describe_default() or "-"
 
 
-def surface_text(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
+def surface_text(engine_name: str, surface: Surface, kinds: tuple[str, ...]) -> str:
     out = []
     counts = surface.counts()
     out.append(f"{engine_name} {surface.version}: " + ", ".join(f"{counts[k]} {_KIND_TITLES[k].lower()}"
@@ -41,7 +51,7 @@ def surface_text(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
     return _terminal_lines(out)
 
 
-def surface_markdown(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
+def surface_markdown(engine_name: str, surface: Surface, kinds: tuple[str, ...]) -> str:
     out = [f"# {_md(engine_name)} {_md(surface.version)}: release surface", ""]
     for kind in kinds:
         items = surface.of_kind(kind)
@@ -58,14 +68,14 @@ def surface_markdown(engine_name: str, surface, kinds: tuple[str, ...]) -> str:
     return "\n".join(out)
 
 
-def surface_json(engine: str, surface, kinds: tuple[str, ...]) -> dict:
+def surface_json(engine: str, surface: Surface, kinds: tuple[str, ...]) -> dict:
     return {"engine": engine, "version": surface.version, "identity": surface.identity,
             "items": [i.to_json() for kind in kinds for i in surface.of_kind(kind)]}
 
 
 # --- diff ------------------------------------------------------------------------------------------------------
 
-def _biting(changes) -> tuple[list, list, list]:
+def _biting(changes: Sequence[StatusChange]) -> tuple[list, list, list]:
     """(start biting, stop biting, other status changes) of history.between's changes."""
     start = [c for c in changes if c.after == HOLDS]
     stop = [c for c in changes if c.before == HOLDS]
@@ -110,8 +120,8 @@ def _change_line(change) -> str:
     return f"* {b.name}: {'; '.join(parts)}  {_where(a)} -> {_where(b)}"
 
 
-def _check_line(transition) -> str:
-    def where(record) -> str:
+def _check_line(transition: Transition) -> str:
+    def where(record: CheckRecord) -> str:
         if not record.path:
             return ""
         lines = f":{record.lines[0]}-{record.lines[1]}" if record.lines else ""
@@ -121,7 +131,8 @@ def _check_line(transition) -> str:
             f"{transition.after.verdict}{where(transition.after)}")
 
 
-def named_lines(result, named: list[tuple[str, Item | None, Item | None]], about=()) -> list[str]:
+def named_lines(result: SurfaceDiff, named: Sequence[tuple[str, Item | None, Item | None]],
+                about: Sequence[tuple[str, str, str, str]] = ()) -> list[str]:
     """The items asked for by name (`--name`), at both releases, changed or not, each with the entries that name
     it and their status at both."""
     out = []
@@ -132,13 +143,16 @@ def named_lines(result, named: list[tuple[str, Item | None, Item | None]], about
         same = a is not None and b is not None and _default(a) == _default(b)
         left = f"{result.older}: {_side(a) if a else 'absent'}"
         right = f"{result.newer}: {_side(b) if b else 'absent'}"
-        out.append(f"  {(b or a).name}: {'unchanged; ' if same else ''}{left}; {right}")
+        shown = cast(Item, b or a)  # not both None (above)
+        out.append(f"  {shown.name}: {'unchanged; ' if same else ''}{left}; {right}")
         out += [f"    in {entry}: {x} in {result.older}, {y} in {result.newer}"
-                for n, entry, x, y in about if n == (b or a).name]
+                for n, entry, x, y in about if n == shown.name]
     return out
 
 
-def diff_text(engine_name: str, result, changes, titles: dict[str, str], named=(), about=()) -> str:
+def diff_text(engine_name: str, result: SurfaceDiff, changes: Sequence[StatusChange], titles: dict[str, str],
+              named: Sequence[tuple[str, Item | None, Item | None]] = (),
+              about: Sequence[tuple[str, str, str, str]] = ()) -> str:
     out = [f"{engine_name} {result.older} -> {result.newer}"]
     if named:
         out += ["", "Asked for"] + named_lines(result, named, about)
@@ -163,7 +177,9 @@ def diff_text(engine_name: str, result, changes, titles: dict[str, str], named=(
     return _terminal_lines(out)
 
 
-def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], named=(), about=()) -> str:
+def diff_markdown(engine_name: str, result: SurfaceDiff, changes: Sequence[StatusChange], titles: dict[str, str],
+                  named: Sequence[tuple[str, Item | None, Item | None]] = (),
+                  about: Sequence[tuple[str, str, str, str]] = ()) -> str:
     out = [f"# {_md(engine_name)} {_md(result.older)} → {_md(result.newer)}", ""]
     if named:
         out += [f"| asked for | {_md(result.older)} | {_md(result.newer)} |", "|---|---|---|"]
@@ -181,7 +197,7 @@ def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], nam
                 f"{result.newer} |", "|---|---|---|---|"]
         for c in found:
             detail = f" ({', '.join(c.fields)})" if c.fields else ""
-            name = c.name if c.what != "renamed" else f"{c.before.name} → {c.name}"
+            name = c.name if c.what != "renamed" else f"{cast(Item, c.before).name} → {c.name}"  # renamed: from one
             out.append(f"| {c.what}{detail} | `{_md(name)}` | {_md(_side(c.before))} | {_md(_side(c.after))} |")
     start, stop, other = _biting(changes)
     for title, group in (("Entries that start biting", start), ("Entries that stop biting", stop),
@@ -195,10 +211,12 @@ def diff_markdown(engine_name: str, result, changes, titles: dict[str, str], nam
     return "\n".join(out) + "\n"
 
 
-def diff_json(engine: str, result, changes, named=(), about=()) -> dict:
+def diff_json(engine: str, result: SurfaceDiff, changes: Sequence[StatusChange],
+              named: Sequence[tuple[str, Item | None, Item | None]] = (),
+              about: Sequence[tuple[str, str, str, str]] = ()) -> dict:
     start, stop, other = _biting(changes)
 
-    def entry(change) -> dict:
+    def entry(change: StatusChange) -> dict:
         return {"entry": change.entry, "before": change.before, "after": change.after,
                 "checks": [{"check": t.check, "before": t.before.to_json(), "after": t.after.to_json()}
                            for t in change.checks]}
@@ -209,4 +227,4 @@ def diff_json(engine: str, result, changes, named=(), about=()) -> dict:
                         "other": [entry(c) for c in other]},
             "named": [{"name": name, "before": a.to_json() if a else None, "after": b.to_json() if b else None,
                        "entries": [{"entry": e, "before": x, "after": y} for n, e, x, y in about
-                                   if n == (b or a).name]} for name, a, b in named if a or b]}
+                                   if n == cast(Item, b or a).name]} for name, a, b in named if a or b]}

@@ -24,8 +24,9 @@ def entry_json(site: Site, entry: Entry) -> dict:
         "checks": [{"id": c.id, "claim": c.claim, "engine": c.engine, "path": c.path, "in": c.scope,
                     "matcher": c.matcher, "pattern": c.pattern, "after": c.after, "adjacent": c.adjacent,
                     "since": c.since, "until": c.until, "values": {n: list(a) for n, a in c.values}, "part": c.part,
-                    "earlier": [{"since": f.since, "until": f.until, "path": f.path, "in": f.scope, "matcher": f.matcher,
-                                 "pattern": f.pattern, "after": f.after, "adjacent": f.adjacent} for f in c.earlier]}
+                    "earlier": [{"since": f.since, "until": f.until, "path": f.path, "in": f.scope,
+                                 "matcher": f.matcher, "pattern": f.pattern, "after": f.after, "adjacent": f.adjacent}
+                                for f in c.earlier]}
                    for c in entry.checks],
         "status": {engine: site.status(entry, engine).to_json() for engine in entry.engines},
         "parts": dict(entry.parts),
@@ -40,7 +41,7 @@ def texts(site: Site, entry: Entry, engine: str) -> list[dict]:
     from .. import prose
 
     view = site.engines.get(engine)
-    versions = [v for v in (view.versions if view else []) if view.ledger.entry(v, entry.id) is not None]
+    versions = [v for v in view.versions if view.ledger.entry(v, entry.id) is not None] if view else []
     return [{"releases": releases, "title": text.title, "sections": text.sections, "parts": text.parts}
             for releases, text in prose.readings(site.written.get(entry.id, entry), versions,
                                                  lambda v: site.text_at(entry, engine, v))]
@@ -80,7 +81,8 @@ ENTRY_JSON_SCHEMA = {
         "conditions": {"type": "array", "items": {"type": "object", "required": [
             "engine", "kind", "flags", "env", "request", "endpoint", "only_if", "values", "negated", "default",
             "witness", "since", "until", "any"]}},
-        "checks": {"type": "array", "items": {"type": "object", "required": ["id", "claim", "engine", "path", "matcher", "pattern"]}},
+        "checks": {"type": "array", "items": {"type": "object",
+                                              "required": ["id", "claim", "engine", "path", "matcher", "pattern"]}},
         "status": {"type": "object", "additionalProperties": {
             "type": "object",
             "required": ["engine", "latest_version", "latest", "introduced", "fixed", "ranges", "transitions",

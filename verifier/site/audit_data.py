@@ -22,6 +22,7 @@ Packing, each step undone by audit.js's `unpack`:
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .. import compiled
 from .model import SiteError
@@ -32,9 +33,10 @@ PATH = ("api", "audit.json")
 STATUS_LETTERS = {"holds": "h", "unverified": "u", "changed": "c", "not-affected": "n"}
 NO_RECORD = "-"
 #: A compiled condition's keys with the value a packed condition leaves out (audit.js puts it back).
-CONDITION_KEYS = {"engine": None, "flags": [], "env": None, "request": None, "endpoint": None, "only_if": None,
-                  "values": [], "negated": False, "default": None, "witness": None, "since": None, "until": None,
-                  "set": None, "any": [], "confirmed": [], "defaults": {}, "spellings": []}
+CONDITION_KEYS: dict[str, Any] = {
+    "engine": None, "flags": [], "env": None, "request": None, "endpoint": None, "only_if": None,
+    "values": [], "negated": False, "default": None, "witness": None, "since": None, "until": None,
+    "set": None, "any": [], "confirmed": [], "defaults": {}, "spellings": []}
 ENTRY_KEYS = ("id", "title", "severity", "workaround", "withdrawn", "texts", "conditions", "statuses")
 
 

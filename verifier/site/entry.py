@@ -117,7 +117,8 @@ def check_view(site: Site, entry: Entry, check, version: str | None = None) -> d
     record = site.record(entry, check.engine, version) if version else None
     verdict = record.checks.get(check.id) if record else None
     key = f"{entry.id}/{check.id}"
-    found = evidence.record(view, key, version) or evidence.at_release(view, key, version, verdict)
+    found = evidence.record(view, key, version) or (
+        evidence.at_release(view, key, version, verdict) if version else None)  # no release: no verdict either
     form = _form_of(check, verdict)
     return {
         "check": check, "form": form, "verdict": verdict, "version": version,
@@ -177,8 +178,8 @@ def evidence_json(site: Site, entry: Entry) -> dict:
         engines[engine] = {"name": site.engine_name(engine), "shown": shown_release(site, entry, engine),
                            "versions": list(reversed(view.versions)), "at": at,
                            "tags": {v: short_ref(view.ref(v)) for v in view.versions}}
-    for check_id, found in distinct.items():
-        checks[check_id]["windows"] = [list(lines) for lines in found]
+    for check_id, by_lines in distinct.items():
+        checks[check_id]["windows"] = [list(lines) for lines in by_lines]
     # the title and sections as they read at each release (prose bounds and values), each wording once
     texts: dict[tuple, int] = {}
     for engine, info in engines.items():

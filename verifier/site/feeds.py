@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .. import history
 from .safe import _q
@@ -23,7 +24,7 @@ def _atom(b: Builder, name: str, title: str, items: list[dict]) -> None:
 def build(b: Builder) -> None:
     site = b.site
     base = site.base_url
-    new_entries = []
+    new_entries: list[dict[str, Any]] = []
     for entry in site.entries:
         first = min((e.date for e in entry.history), default=None)
         new_entries.append({"title": entry.title, "id": f"{base}{entry_url(entry.id)}", "engines": entry.engines,

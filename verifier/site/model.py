@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import cast
 
 from .. import history, prose
 from ..kb import KB, Engine
@@ -141,7 +142,8 @@ class Site:
             return EntryStatus(engine, [], [], [], None, None)
         statuses = history.entry_statuses(view.ledger, entry.id)
         latest = history.status_at(view.ledger, entry.id, view.latest) if view.latest else None
-        verified = {v: view.ledger.entry(v, entry.id).verified for v, _ in statuses}
+        # a release of `statuses` has the entry
+        verified = {v: cast(EntryRecord, view.ledger.entry(v, entry.id)).verified for v, _ in statuses}
         return EntryStatus(engine, statuses, history.segments(history.entry_statuses(view.ledger, entry.id, True)),
                            history.transitions(view.ledger, entry.id), view.latest, latest, verified,
                            *entry_bounds(entry, engine))

@@ -45,8 +45,8 @@ def _index(b: Builder) -> None:
     engines = [(key, view.engine.name) for key, view in site.engines.items()
                if any(key in e.engines for e in site.entries)]
     b.pages.append(Page(("index.html",), "Gotchas of LLM serving engines", "index.html",
-                        {"releases": releases, "engines": engines, "rows": rows, "status_options": statuses, "concepts": concepts,
-                         "schemes": schemes},
+                        {"releases": releases, "engines": engines, "rows": rows, "status_options": statuses,
+                         "concepts": concepts, "schemes": schemes},
                         "Operational gotchas of vLLM and SGLang, verified against every release."))
 
 

@@ -67,14 +67,17 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
     # The table: what bites and what probably does, the worst first, then what bites before what may.
     table = sorted(groups.get(HOLDS, []) + groups.get(UNVERIFIED, []),
                    key=lambda item: (rank.get(item["entry"].severity, len(rank)), item["status"] != HOLDS))
-    sections = [{"status": status, "anchor": anchor, "heading": heading.format(name=view.engine.name, version=version),
-                 "meaning": meaning, "members": groups.get(status, [])} for status, anchor, heading, meaning in SECTIONS]
+    sections = [{"status": status, "anchor": anchor,
+                 "heading": heading.format(name=view.engine.name, version=version),
+                 "meaning": meaning, "members": groups.get(status, [])}
+                for status, anchor, heading, meaning in SECTIONS]
     newest = view.latest
     clears = [item for item in table if item["cleared"]]
     context = {"key": key, "engine": view.engine, "version": version, "release": release, "previous": previous,
                "following": following, "sections": sections, "changed_since": changed_since, "table": table,
                "tag": view.ref(version), "commit": view.commit(version),
-               "commit_url": tree_url(view.engine, view.commit(version)), "surface": has_surface(view, version), "newest": newest,
+               "commit_url": tree_url(view.engine, view.commit(version)), "surface": has_surface(view, version),
+               "newest": newest,
                "clears": clears, "severities": [s for s in site.kb.severities
                                                 if any(i["entry"].severity == s for i in table)],
                "schemes": sorted({item["entry"].scheme for item in table})}

@@ -22,17 +22,17 @@ _URL_REFUSED = re.compile("[\x00-\x20\x7f-\x9f\ud800-\udfff\"'<>`\\\\]")
 _NOT_TEXT = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     return _NOT_TEXT.sub("\ufffd", "" if value is None else str(value))
 
 
-def finalize(value):
+def finalize(value: object):
     """Every value a template prints: markup the site made itself as it is, anything else as text whose
     characters XML and HTML allow (autoescape then escapes it)."""
     return value if isinstance(value, Markup) else _text(value)
 
 
-def _url_scheme(url) -> str | None:
+def _url_scheme(url: object) -> str | None:
     """A URL's scheme as a browser reads it, lowercased; "" for a relative URL; None for a URL that is not to be
     written into a page at all (see _URL_REFUSED, or a colon before the first '/' that names no scheme)."""
     if not isinstance(url, str) or _URL_REFUSED.search(url):
@@ -43,7 +43,7 @@ def _url_scheme(url) -> str | None:
     return None if ":" in re.split(r"[/?#]", url, maxsplit=1)[0] else ""
 
 
-def web_url(url) -> bool:
+def web_url(url: object) -> bool:
     """Whether `url` may be written as a link: http(s) or relative."""
     return _url_scheme(url) in _WEB_SCHEMES
 
@@ -53,7 +53,7 @@ def _validate_link(url: str) -> bool:
     return _url_scheme(url) in _MARKDOWN_SCHEMES
 
 
-def _link(url, text) -> Markup:
+def _link(url: object, text: object) -> Markup:
     """`text` as a link to `url` when that is an http(s) or relative URL, else as text: the one way a URL from
     data (a reference, an engine's repository, a permalink built from it) becomes a link."""
     if web_url(url):
@@ -66,23 +66,23 @@ def _q(name: str, safe: str = "") -> str:
     return quote(name, safe=safe, errors="replace")
 
 
-def _json(data, indent: int | None = None) -> bytes:
+def _json(data: object, indent: int | None = None) -> bytes:
     """JSON as UTF-8; a lone surrogate (JSON can carry one, UTF-8 cannot) is written as its JSON escape."""
     return json.dumps(data, indent=indent, ensure_ascii=False).encode("utf-8", "backslashreplace")
 
 
-def json_script(data) -> Markup:
+def json_script(data: object) -> Markup:
     """JSON for a <script type="application/json"> element: no "</" can close it, no "&" starts a reference."""
     return Markup(json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 def markdown_renderer() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    md.validateLink = _validate_link
+    md.validateLink = _validate_link  # type: ignore[method-assign]  # markdown-it's own way to change the check
     return md
 
 
-def url_problem(url, what: str, web_only: bool = False) -> str | None:
+def url_problem(url: object, what: str, web_only: bool = False) -> str | None:
     """Why `url` cannot be the site's base URL (a path from the root, or an http(s) URL with a host), or its
     edit URL (`web_only`: http(s) only); None when it can."""
     if not isinstance(url, str) or _URL_REFUSED.search(url):

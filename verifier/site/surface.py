@@ -41,7 +41,7 @@ def has_surface(view: EngineView, version: str | None) -> bool:
 
 def surfaced(view: EngineView, version: str) -> Surface | None:
     """The release surface of `version`, or None when the surface file has none."""
-    return view.surfaces.surface(version) if has_surface(view, version) else None
+    return view.surfaces.surface(version) if view.surfaces is not None and has_surface(view, version) else None
 
 
 def shown_default(item: Item) -> tuple[int, str]:

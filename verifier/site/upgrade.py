@@ -102,7 +102,7 @@ def change_word(change: Change) -> str:
 def change_rows(b: Builder, view: EngineView, older: Surface, newer: Surface, result) -> list[dict]:
     """Per kind, its rows as markup. A row is rendered once for all the pages that show it: the items added by
     the newest release are the same rows on the page from every release to it."""
-    macro = b.env.get_template("macros.html").module.change_row
+    macro = b.env.get_template("macros.html").module.change_row  # type: ignore[attr-defined]  # a macro of it
     sections = []
     for kind in KINDS:
         title, anchor, name_header, *_ = KIND_VIEWS[kind]
@@ -153,7 +153,7 @@ def _page(b: Builder, key: str, view: EngineView, older: str, newer: str) -> Non
     result = diff(a, z) if a is not None and z is not None else None
     groups = entry_changes(site, key, view, older, newer)
     context = {"key": key, "engine": engine, "older": older, "newer": newer, "newest": view.latest,
-               "sections": change_rows(b, view, a, z, result) if result else [],
+               "sections": change_rows(b, view, a, z, result) if result and a is not None and z is not None else [],
                "counts": result.counts() if result else None, "groups": groups, "biting": BITING,
                "missing": [v for v, s in ((older, a), (newer, z)) if s is None],
                "older_surface": a is not None, "newer_surface": z is not None}
@@ -168,7 +168,8 @@ def _picker(b: Builder, key: str, view: EngineView, pages: list[tuple[str, str]]
     following = {v: versions[i + 1] for i, v in enumerate(versions[:-1])}
     rows = []
     for version in reversed(versions[:-1]):
-        later = [newer for older, newer in pages if older == version and newer not in (following[version], versions[-1])]
+        later = [newer for older, newer in pages
+                 if older == version and newer not in (following[version], versions[-1])]
         rows.append({"version": version, "next": following[version],
                      "newest": versions[-1] if following[version] != versions[-1] else None, "series": later})
     context = {"key": key, "engine": view.engine, "versions": versions, "rows": rows,

@@ -15,11 +15,11 @@ STATUS_ICONS = {NOT_AFFECTED: "○", HOLDS: "✓", CHANGED: "✗", UNVERIFIED: "
 _ICONS_BY_WORD = {STATUS_WORDS[k]: icon for k, icon in STATUS_ICONS.items()}
 
 
-def word(status) -> str:
+def word(status: str | None) -> str:
     return STATUS_WORDS.get(status, str(status))
 
 
-def css(status) -> str:
+def css(status: str | None) -> str:
     """The class suffix of a status: its word with hyphens."""
     return word(status).replace(" ", "-")
 
@@ -109,11 +109,11 @@ REASON_TERMS = (
 _ANCHORS = {t.name: t.anchor for t in REASON_TERMS}
 
 
-def status_anchor(status) -> str:
+def status_anchor(status: str | None) -> str:
     return f"status-{css(status)}"
 
 
-def verdict_anchor(verdict) -> str:
+def verdict_anchor(verdict: str | None) -> str:
     return f"verdict-{css(verdict)}"
 
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from ..model import Release
+
+_Snapshot = TypeVar("_Snapshot", bound="Snapshot")
 
 #: The largest file a snapshot hands to the matchers.
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -77,7 +80,7 @@ class Snapshot:
     def close(self) -> None:
         """Let go of what the snapshot holds open (processes, files)."""
 
-    def __enter__(self) -> Snapshot:
+    def __enter__(self: _Snapshot) -> _Snapshot:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

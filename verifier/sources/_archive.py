@@ -18,9 +18,10 @@ from __future__ import annotations
 import queue
 import struct
 import threading
+import types
 import zlib
 from collections.abc import Callable, Collection, Iterator
-from typing import BinaryIO
+from typing import Protocol
 
 from .. import stats
 from . import MAX_FILE_BYTES
@@ -34,10 +35,18 @@ from ._members import (
 )
 from ._record import matches_record, parse_record, record_path
 
+# Either module, typed as a module: isal's stub types its `error` as an instance, not the exception class it is.
+_gzip_inflate: types.ModuleType
 try:  # Intel's ISA-L: the same gzip checks (CRC-32, length), about 2.5x faster than zlib at inflating an sdist
     from isal import isal_zlib as _gzip_inflate
 except ImportError:  # a platform without its wheel: zlib, as fast as before
     _gzip_inflate = zlib
+
+class Readable(Protocol):
+    """What the tar reader reads from: a binary file, or a download as it grows (`_downloads.Growing`)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
 
 #: The most a tar may decompress to in one pass (the vLLM sdist is a few hundred MiB).
 MAX_TAR_BYTES = 2 * 1024 ** 3
@@ -76,7 +85,7 @@ _PAX = frozenset(b"xX")  # a pax header for the next member ("X": Solaris)
 _EXTENSIONS = _PAX | {_LONGNAME, _LONGLINK, _GLOBAL}  # headers that say something of the next one
 
 
-def read_tar_members(raw: BinaryIO, wanted: Collection[str], *, max_total: int = MAX_TAR_BYTES,
+def read_tar_members(raw: Readable, wanted: Collection[str], *, max_total: int = MAX_TAR_BYTES,
                      max_member: int = MAX_FILE_BYTES,
                      on_member: Callable[[str, bytes], None] | None = None) -> Members:
     """The wanted members of a gzipped sdist, by their paths below its single top folder, in one pass.
@@ -119,7 +128,8 @@ def read_tar_members(raw: BinaryIO, wanted: Collection[str], *, max_total: int =
                 if on_member is not None:
                     on_member(path, data)
         stream.read_zeros_to_end()  # to the end of the gzip stream, so that its CRC-32 vouches for what was read
-    except (ValueError, OSError, EOFError, zlib.error, _gzip_inflate.error) as exc:  # a safety net: the reader raises ArchiveError itself
+    # a safety net: the reader raises ArchiveError itself
+    except (ValueError, OSError, EOFError, zlib.error, _gzip_inflate.error) as exc:
         raise ArchiveError(f"corrupt archive: {exc}") from None
     finally:
         pieces.close()
@@ -187,7 +197,7 @@ def _corrupt(why: str) -> ArchiveError:
     return ArchiveError(f"corrupt archive: {why}")
 
 
-def _gunzip(raw: BinaryIO, max_total: int) -> Iterator[bytes]:
+def _gunzip(raw: Readable, max_total: int) -> Iterator[bytes]:
     """The decompressed bytes of a gzip stream, in pieces of at most _PIECE bytes.
 
     Like gzip.GzipFile: concatenated gzip members make one stream, and zero bytes may pad the end of a

@@ -22,12 +22,21 @@ import os
 import socket
 import threading
 import time
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.poolmanager import PoolManager
 
 from . import SourceUnavailable
+
+if TYPE_CHECKING:  # the mixins below are of these, for the type checker; at run time of object
+    from urllib3._base_connection import BaseHTTPConnection
+
+    _ConnectionBase = HTTPConnection
+    _PoolBase = HTTPConnectionPool
+else:
+    _ConnectionBase = _PoolBase = object
 
 
 class Deadline:
@@ -125,7 +134,8 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
-os.register_at_fork(after_in_child=_WATCHDOG.__init__)  # the thread does not live on in a child
+# the thread does not live on in a child: there the watchdog starts anew, empty
+os.register_at_fork(after_in_child=_WATCHDOG.__init__)  # type: ignore[misc]  # this very instance, re-initialised
 
 
 def _shut_down(sock: socket.socket) -> None:
@@ -139,16 +149,16 @@ def _watch(conn: HTTPConnection, sock) -> None:
     deadline = Deadline.current()
     if deadline is not None:
         _unwatch(conn)
-        conn._gotchas_watch = (deadline, deadline.watch(sock))
+        conn._gotchas_watch = (deadline, deadline.watch(sock))  # type: ignore[attr-defined]  # our mark on it
 
 
-def _unwatch(conn: HTTPConnection) -> bool:
+def _unwatch(conn: object) -> bool:
     """`conn` is no longer watched; whether the watchdog shut it down."""
     watch = conn.__dict__.pop("_gotchas_watch", None)
     return watch is not None and watch[0].forget(watch[1])
 
 
-class _WatchedConnection:
+class _WatchedConnection(_ConnectionBase):
     """Its socket is watched from the moment it exists, before TLS or a proxy's CONNECT."""
 
     def _new_conn(self) -> socket.socket:
@@ -157,17 +167,17 @@ class _WatchedConnection:
         return sock
 
 
-class _WatchedPool:
+class _WatchedPool(_PoolBase):
     """A connection taken from the pool is watched from then on; one put back is no longer, and is closed if
     the watchdog shut it down."""
 
     def _get_conn(self, timeout: float | None = None) -> HTTPConnection:
-        conn = super()._get_conn(timeout)
+        conn = cast(HTTPConnection, super()._get_conn(timeout))  # the pool's ConnectionCls: ours, below
         if conn.sock is not None:  # kept alive (a new connection is watched when it connects)
             _watch(conn, conn.sock)
         return conn
 
-    def _put_conn(self, conn: HTTPConnection | None) -> None:
+    def _put_conn(self, conn: BaseHTTPConnection | None) -> None:
         if conn is not None and _unwatch(conn):
             conn.close()
         super()._put_conn(conn)
@@ -189,7 +199,10 @@ class _WatchedHTTPSPool(_WatchedPool, HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
 
 
-def watched(pools: PoolManager) -> PoolManager:
+_Pools = TypeVar("_Pools", bound=PoolManager)
+
+
+def watched(pools: _Pools) -> _Pools:
     """`pools` (a PoolManager or ProxyManager), its connections watched by the deadline of the request using them."""
     pools.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
     return pools

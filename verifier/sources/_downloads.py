@@ -6,6 +6,7 @@ as it is written (`Growing`)."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import tempfile
 import threading
@@ -80,7 +81,7 @@ class Growing:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._file = None  # the partial file, once the download has created it
+        self._file: io.FileIO | None = None  # the partial file, once the download has created it
         self._attempt: int | None = None
         self._written = 0
         self._position = 0

@@ -54,7 +54,8 @@ class GitSnapshot(Snapshot):
         with self._reading(path):
             _, kind, size = git.get_object_header(blob)
             if kind != b"blob":
-                raise SourceUnavailable(f"{self._where(path)}: object {blob} is a {kind.decode()}, not a file")
+                raise SourceUnavailable(  # kind: bytes, typed str by GitPython
+                    f"{self._where(path)}: object {blob} is a {kind.decode()}, not a file")  # type: ignore[attr-defined]
             if size > MAX_FILE_BYTES:
                 raise SourceUnavailable(f"{self._where(path)}: {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
             _, _, _, data = git.get_object_data(blob)
@@ -62,10 +63,10 @@ class GitSnapshot(Snapshot):
 
     def digest(self, path: str) -> str | None:
         """An identity of the file's content read from its folder's tree, not from the file: its blob id."""
-        found = self._digests.get(path, False)
-        if found is False:
-            blob = self.blob_id(path)
-            found = self._digests[path] = f"git-blob:{blob}" if blob is not None else None
+        if path in self._digests:
+            return self._digests[path]
+        blob = self.blob_id(path)
+        found = self._digests[path] = f"git-blob:{blob}" if blob is not None else None
         return found
 
     def identities(self, paths) -> tuple | None:
@@ -132,7 +133,8 @@ class GitSnapshot(Snapshot):
         with self._reading(path):
             _, kind, _, data = self._repo().git.get_object_data(tree)
             if kind != b"tree":
-                raise SourceUnavailable(f"{self._where(path)}: object {tree} is a {kind.decode()}, not a folder")
+                raise SourceUnavailable(  # kind: bytes, typed str by GitPython
+                    f"{self._where(path)}: object {tree} is a {kind.decode()}, not a folder")  # type: ignore[attr-defined]
             return {name: (mode, binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)}
 
     def _refuse_links(self, kind: int, entry_path: str, path: str) -> None:

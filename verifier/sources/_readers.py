@@ -7,6 +7,8 @@ import os
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+from zipfile import ZipInfo
 
 from . import SourceUnavailable
 from ._archive import (
@@ -23,6 +25,10 @@ from ._store import MemberStore
 from ._zip import ZIP_TAIL, ZipReader
 from .index import ArchiveFile
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import BinaryIO
+
 #: A wheel is read by range requests for at most this many members at once; more, and it is downloaded whole.
 RANGE_READ_MAX_MEMBERS = 64
 
@@ -35,7 +41,7 @@ class ArchiveReader:
         self.http = http
         self.progress = progress
 
-    def read_members(self, wanted: set[str], on_member=None) -> Members:
+    def read_members(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None = None) -> Members:
         """The wanted members; a reader that can tells `on_member(member, data)` of each as soon as it has it."""
         raise NotImplementedError
 
@@ -48,20 +54,20 @@ class ArchiveReader:
 
 
 class _TarSdist(ArchiveReader):
-    def read_members(self, wanted: set[str], on_member=None) -> Members:
+    def read_members(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None = None) -> Members:
         path = cache_path(self.archive)
         if path.is_file() and intact(path, self.archive):
             return self._read(path, wanted, on_member)
         return self._read_while_downloading(wanted, on_member)
 
     @staticmethod
-    def _read(path: Path, wanted: set[str], on_member) -> Members:
+    def _read(path: Path, wanted: set[str], on_member: Callable[[str, bytes], None] | None) -> Members:
         with open(path, "rb") as raw:
             if on_member is None:
                 return read_tar_members(raw, wanted)
             return read_tar_members(raw, wanted, on_member=on_member)
 
-    def _read_while_downloading(self, wanted: set[str], on_member) -> Members:
+    def _read_while_downloading(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None) -> Members:
         """One pass over the sdist as it downloads, so that decompressing it hides behind the download.
 
         What the pass found counts only once the download is whole and has the
@@ -103,7 +109,7 @@ class _TarSdist(ArchiveReader):
 class _LocalZip(ArchiveReader):
     """A zip sdist, or a wheel downloaded whole."""
 
-    def read_members(self, wanted: set[str], on_member=None) -> Members:
+    def read_members(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None = None) -> Members:
         with open(local_copy(self.archive, self.http, self.progress), "rb") as raw:
             size = os.fstat(raw.fileno()).st_size
             return ZipReader(_file_range(raw), size, strip_top_folder=self.archive.kind == "sdist").read_members(wanted)
@@ -119,7 +125,7 @@ class _RemoteWheel(ArchiveReader):
         self._whole: _LocalZip | None = _LocalZip(archive, http, progress) if is_cached(archive) else None
         self._received = 0
 
-    def read_members(self, wanted: set[str], on_member=None) -> Members:
+    def read_members(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None = None) -> Members:
         if self._whole is None and len(wanted) > RANGE_READ_MAX_MEMBERS:
             # One request per member stops paying off: the whole file costs less, and gets its digest checked.
             self._whole = _LocalZip(self.archive, self.http, self.progress)
@@ -147,7 +153,8 @@ class _RemoteWheel(ArchiveReader):
             size = self.archive.size
             length = min(size, ZIP_TAIL) if size is not None else ZIP_TAIL
             tail = self._part(size - length if size is not None else None, length)
-            self._zip = ZipReader(self._part, self.archive.size, tail=tail)
+            # the tail's answer tells the size when the index did not: None only from a server that gives no total
+            self._zip = ZipReader(self._part, self.archive.size, tail=tail)  # type: ignore[arg-type]
         return self._zip
 
     def _manifest(self, zip_file: ZipReader) -> dict[str, tuple[str, str]]:
@@ -155,7 +162,7 @@ class _RemoteWheel(ArchiveReader):
             path = record_path(zip_file.paths())
             if path is None:
                 raise ArchiveError("a wheel without one *.dist-info/RECORD")
-            self._record = parse_record(zip_file.read(zip_file.member(path)))
+            self._record = parse_record(zip_file.read(cast(ZipInfo, zip_file.member(path))))  # one of paths()
         return self._record
 
     def _part(self, start: int | None, length: int) -> bytes:
@@ -186,7 +193,7 @@ class _Stored(ArchiveReader):
     def stored(self, sha: str) -> bytes | None:
         return self.store.blob(sha)
 
-    def read_members(self, wanted: set[str], on_member=None) -> Members:
+    def read_members(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None = None) -> Members:
         stored = self.store.answer(self.archive.sha256, wanted)
         if stored is not None:
             return stored
@@ -207,7 +214,7 @@ def reader_for(archive: ArchiveFile, http: HttpClient, progress: Progress | None
     return _Stored(reader) if member_store else reader
 
 
-def _file_range(raw):
+def _file_range(raw: BinaryIO):
     def read_range(start: int, length: int) -> bytes:
         raw.seek(start)
         return raw.read(length)

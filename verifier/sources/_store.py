@@ -74,7 +74,8 @@ class MemberStore:
             found.contents[path] = content
         return found
 
-    def locate(self, archive_sha: str, wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
+    def locate(self, archive_sha: str,
+               wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
         """Without reading any blob: (every name, wanted member -> blob sha256, wanted refused member -> why),
         or None when some wanted member is not in the store."""
         manifest = self.manifest(archive_sha)

@@ -174,7 +174,8 @@ class ZipReader:
         except _MALFORMED as exc:
             raise ArchiveError(f"{member.filename}: {exc}") from None
         if len(content) != member.file_size:
-            raise ArchiveError(f"{member.filename}: {len(content)} bytes, the central directory says {member.file_size}")
+            raise ArchiveError(f"{member.filename}: {len(content)} bytes, the central directory says "
+                               f"{member.file_size}")
         return content
 
     def _refusal(self, member: zipfile.ZipInfo) -> str | None:

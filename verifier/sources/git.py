@@ -161,7 +161,7 @@ class GitSource(Source):
         repo = self._repository()
         try:
             commit_sha, _, _ = repo.git.get_object_header(f"{tag_object}^{{commit}}")
-            commit = repo.commit(commit_sha.decode())
+            commit = repo.commit(commit_sha.decode())  # type: ignore[attr-defined]  # bytes, typed str by GitPython
             return commit.hexsha, commit.committed_date
         except _GIT_ERRORS:
             _restart_cat_file(repo)
@@ -246,7 +246,7 @@ class GitSource(Source):
             if git_said:
                 raise SourceUnavailable(f"{self.shown}: cannot look up {what}: {git_said}") from None
             raise SourceUnavailable(f"{self.shown}: no {what}") from None
-        return sha.decode()
+        return sha.decode()  # type: ignore[attr-defined]  # bytes, typed str by GitPython
 
     # -- the repository ------------------------------------------------------------------------
 

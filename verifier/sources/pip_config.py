@@ -57,9 +57,9 @@ def _pip_setting(name: str) -> str | None:
                 option = option.lower().replace("_", "-")
                 values[f"{section}.{option[2:] if option.startswith('--') else option}"] = value
     for section in ("install", "global"):
-        value = values.get(f"{section}.{name}")
-        if isinstance(value, str) and value.strip():
-            return value.strip()
+        configured = values.get(f"{section}.{name}")
+        if isinstance(configured, str) and configured.strip():
+            return configured.strip()
     return None
 
 

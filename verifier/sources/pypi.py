@@ -40,6 +40,7 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -209,15 +210,16 @@ class PyPISnapshot(Snapshot):
         """What each file's content is, named without reading any file or archive (the member store's
         manifest): a sha256, or None for a file the release does not have. None when some file cannot
         be named so (the store has not seen it, or it is refused)."""
-        members = [self._member(p) for p in paths]
-        if None in members or self._failure is not None:
+        maybe = [self._member(p) for p in paths]
+        if None in maybe or self._failure is not None:
             return None
+        members = cast("list[str]", maybe)  # none is None (above)
         missing = self._unread(set(members))
         if missing and not self._located(missing):
             return None
         if self._names is None or any(m in self._refused for m in members):
             return None
-        found = []
+        found: list[str | None] = []
         for member in members:
             if member not in self._names:
                 found.append(None)
@@ -293,7 +295,7 @@ class PyPISnapshot(Snapshot):
         return self._engine.archive_path(path) if check_repository_path(path) is None else None
 
     def _members(self, paths: Iterable[str]) -> set[str]:
-        return {self._member(p) for p in paths} - {None}
+        return {m for p in paths if (m := self._member(p)) is not None}
 
     def _unread(self, members: set[str]) -> set[str]:
         return {m for m in members if m not in self._contents and m not in self._refused and m not in self._digests

@@ -27,7 +27,7 @@ class Change:
     fields: tuple[str, ...] = ()  # for `changed` and `renamed`: which of default, choices, aliases, deprecated
 
     def to_json(self) -> dict:
-        found = {"change": self.what, "kind": self.kind, "name": self.name}
+        found: dict[str, object] = {"change": self.what, "kind": self.kind, "name": self.name}
         if self.fields:
             found["fields"] = list(self.fields)
         if self.before is not None:

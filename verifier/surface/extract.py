@@ -25,11 +25,12 @@ import ast
 import functools
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import tree_sitter
 
+from .._nodes import node_bytes
 from ..code import _python
 from .model import ENV, FLAG, METRIC, NO_VALUE, REQUEST, Item
 
@@ -62,7 +63,7 @@ def fold(text: str, limit: int | None = None) -> str:
 
 
 def _text(node: tree_sitter.Node) -> str:
-    return fold(node.text.decode("utf-8", "replace"))
+    return fold(node_bytes(node).decode("utf-8", "replace"))
 
 
 def _strip_parens(node: tree_sitter.Node) -> tree_sitter.Node:
@@ -88,7 +89,7 @@ def literal(node: tree_sitter.Node | None) -> object:
     if kind == "false":
         return False
     if kind in ("integer", "float"):
-        text = node.text.decode("ascii", "replace")
+        text = node_bytes(node).decode("ascii", "replace")
         if len(text) > 64:
             return _NOT_LITERAL
         try:
@@ -107,7 +108,7 @@ def literal(node: tree_sitter.Node | None) -> object:
     if kind in ("string", "concatenated_string"):
         pieces = [node] if kind == "string" else [c for c in node.named_children if c.type == "string"]
         for piece in pieces:
-            prefix = re.match(rb"[A-Za-z]*", piece.text).group().lower()
+            prefix = re.match(rb"[A-Za-z]*", node_bytes(piece)).group().lower()  # type: ignore[union-attr]  # matches any text
             if b"f" in prefix or b"b" in prefix or b"t" in prefix:
                 return _NOT_LITERAL
         return "".join(_python.string_value(p) for p in pieces)
@@ -180,10 +181,10 @@ def _call(node: tree_sitter.Node) -> _Call | None:
     if function is None or arguments is None or arguments.type != "argument_list":
         return None
     if function.type == "identifier":
-        name = function.text.decode()
+        name = node_bytes(function).decode()
     elif function.type == "attribute":
         attribute = function.child_by_field_name("attribute")
-        name = attribute.text.decode() if attribute is not None else ""
+        name = node_bytes(attribute).decode() if attribute is not None else ""
     else:
         name = ""
     positional, keywords, splats = [], {}, []
@@ -191,7 +192,7 @@ def _call(node: tree_sitter.Node) -> _Call | None:
         if child.type == "keyword_argument":
             key, value = child.child_by_field_name("name"), child.child_by_field_name("value")
             if key is not None and value is not None:
-                keywords[key.text.decode()] = value
+                keywords[node_bytes(key).decode()] = value
         elif child.type == "dictionary_splat":
             if child.named_child_count:
                 splats.append(child.named_children[0])
@@ -200,7 +201,7 @@ def _call(node: tree_sitter.Node) -> _Call | None:
     return _Call(node, name, _text(function), positional, keywords, splats)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _named_call_query(names: tuple[str, ...]) -> tree_sitter.Query:
     listed = " ".join(f'"{n}"' for n in names)
     return tree_sitter.Query(_python.LANGUAGE, f"""
@@ -218,7 +219,7 @@ def _calls_named(root: tree_sitter.Node, names: tuple[str, ...]) -> Iterator[_Ca
             yield found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _query(kinds: tuple[str, ...]) -> tree_sitter.Query:
     return tree_sitter.Query(_python.LANGUAGE, "[" + " ".join(f"({k})" for k in kinds) + "] @n")
 
@@ -241,7 +242,7 @@ def _calls(root: tree_sitter.Node, named=None) -> Iterator[_Call]:
             function = node.child_by_field_name("function")
             if function is not None and function.type == "attribute":
                 function = function.child_by_field_name("attribute")
-            if function is None or function.type != "identifier" or not named(function.text.decode()):
+            if function is None or function.type != "identifier" or not named(node_bytes(function).decode()):
                 continue
         found = _call(node)
         if found is not None:
@@ -288,9 +289,8 @@ class _Parsed:
 
     def _module(self, path: str, root: tree_sitter.Node) -> None:
         for statement in _statements(root):
-            node = statement
-            if node.type == "decorated_definition":
-                node = node.child_by_field_name("definition")
+            node = statement.child_by_field_name("definition") if statement.type == "decorated_definition" \
+                else statement
             if node is not None and node.type == "class_definition":
                 self._class(path, node)
             elif statement.type == "expression_statement" and statement.named_child_count == 1:
@@ -298,11 +298,11 @@ class _Parsed:
                 if assignment.type == "assignment":
                     left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
                     if left is not None and right is not None and left.type == "identifier":
-                        name = left.text.decode()
+                        name = node_bytes(left).decode()
                         self.constants.setdefault(name, right)
                         if right.type == "list" and all(c.type in ("identifier", "comment")
                                                         for c in right.named_children):
-                            self.lists[name] = [c.text.decode() for c in right.named_children
+                            self.lists[name] = [node_bytes(c).decode() for c in right.named_children
                                                 if c.type == "identifier"]
 
     def _class(self, path: str, node: tree_sitter.Node) -> None:
@@ -312,7 +312,7 @@ class _Parsed:
         superclasses = node.child_by_field_name("superclasses")
         bases = tuple(_text(c).rsplit(".", 1)[-1] for c in superclasses.named_children
                       if c.type in ("identifier", "attribute")) if superclasses is not None else ()
-        found = _Class(name_node.text.decode(), path, node.start_point[0] + 1, bases=bases)
+        found = _Class(node_bytes(name_node).decode(), path, node.start_point[0] + 1, bases=bases)
         statements = [c for c in body.named_children if c.type != "comment"]
         for index, statement in enumerate(statements):
             if statement.type != "expression_statement" or statement.named_child_count != 1:
@@ -325,7 +325,7 @@ class _Parsed:
                 continue
             annotation = assignment.child_by_field_name("type")
             right = assignment.child_by_field_name("right")
-            name = left.text.decode()
+            name = node_bytes(left).decode()
             if annotation is None:
                 if right is not None:
                     found.assignments.setdefault(name, (right, statement.start_point[0] + 1))
@@ -343,7 +343,8 @@ class _Parsed:
         """The fields of a class and of the classes it derives from (those in these files), bases first, as a
         dataclass orders them; a field a subclass redefines takes the subclass's definition."""
         chain: list[_Class] = []
-        todo, seen = [cls], set()
+        todo = [cls]
+        seen: set[str] = set()
         while todo:
             current = todo.pop()
             if current.name in seen or len(seen) > 32:
@@ -363,7 +364,8 @@ class _Parsed:
                 if c is not cls and any(base is cls for base in self._ancestors(c))]
 
     def _ancestors(self, cls: _Class) -> Iterator[_Class]:
-        todo, seen = list(cls.bases), set()
+        todo = list(cls.bases)
+        seen: set[str] = set()
         while todo and len(seen) < 32:
             name = todo.pop()
             if name in seen:
@@ -431,12 +433,12 @@ class _Resolver:
             if node.type == "attribute":  # Cls.field; Enum.MEMBER.value
                 obj, attribute = node.child_by_field_name("object"), node.child_by_field_name("attribute")
                 if obj is not None and attribute is not None and obj.type in ("identifier", "attribute"):
-                    name = attribute.text.decode()
+                    name = node_bytes(attribute).decode()
                     if name == "value" and obj.type == "attribute":
                         member = self._enum_member(obj, path, hops)
                         if member is not None:
                             return Default(member.text, member.value, text)
-                    cls = self.parsed.cls(obj.text.decode(), path) if obj.type == "identifier" else None
+                    cls = self.parsed.cls(node_bytes(obj).decode(), path) if obj.type == "identifier" else None
                     if cls is not None:
                         found = self.field_default(cls, name, hops + 1)
                         if found is not None:
@@ -445,14 +447,14 @@ class _Resolver:
                 inner, key = node.child_by_field_name("value"), _string(node.child_by_field_name("subscript"))
                 if key == "default" and inner is not None and inner.type == "subscript":
                     base = inner.child_by_field_name("value")
-                    name = _string(inner.child_by_field_name("subscript"))
+                    field_name = _string(inner.child_by_field_name("subscript"))
                     cls = self.kwargs_of.get(_text(base)) if base is not None else None
-                    if cls is not None and name is not None:
-                        found = self.field_default(cls, name, hops + 1)
+                    if cls is not None and field_name is not None:
+                        found = self.field_default(cls, field_name, hops + 1)
                         if found is not None:
                             return found
             if node.type == "identifier":
-                constant = self.parsed.constants.get(node.text.decode())
+                constant = self.parsed.constants.get(node_bytes(node).decode())
                 if constant is not None and constant is not node:
                     found = self.default(constant, path, hops + 1)
                     if not found.text or found.value is not NO_VALUE:
@@ -469,10 +471,10 @@ class _Resolver:
         obj, attribute = node.child_by_field_name("object"), node.child_by_field_name("attribute")
         if obj is None or attribute is None or obj.type != "identifier":
             return None
-        cls = self.parsed.cls(obj.text.decode(), path)
-        if cls is None or attribute.text.decode() not in cls.assignments:
+        cls = self.parsed.cls(node_bytes(obj).decode(), path)
+        if cls is None or node_bytes(attribute).decode() not in cls.assignments:
             return None
-        found = self.default(cls.assignments[attribute.text.decode()][0], cls.path, hops + 1)
+        found = self.default(cls.assignments[node_bytes(attribute).decode()][0], cls.path, hops + 1)
         return found if found.value is not NO_VALUE else None
 
     def _call_default(self, call: _Call, path: str, hops: int) -> Default | None:
@@ -492,9 +494,10 @@ class _Resolver:
             factory = call.keywords.get("default_factory")
             if factory is not None:
                 factory = _strip_parens(factory)
-                simple = {"list": ([], "[]"), "dict": ({}, "{}"), "set": ([], "set()"), "tuple": ([], "()")}
-                if factory.type == "identifier" and factory.text.decode() in simple:
-                    value, text = simple[factory.text.decode()]
+                simple: dict[str, tuple[object, str]] = {"list": ([], "[]"), "dict": ({}, "{}"), "set": ([], "set()"),
+                                                         "tuple": ([], "()")}
+                if factory.type == "identifier" and node_bytes(factory).decode() in simple:
+                    value, text = simple[node_bytes(factory).decode()]
                     return Default(text, value)
                 if factory.type == "lambda":
                     body = factory.child_by_field_name("body")
@@ -548,8 +551,8 @@ def _literal_choices(annotation: tree_sitter.Node | None, parsed: _Parsed | None
     found: list[str] = []
     for node in _walk(annotation):
         if node.type == "identifier" and parsed is not None and hops < MAX_HOPS:
-            alias = parsed.constants.get(node.text.decode())
-            if alias is not None and alias is not node and b"Literal" in alias.text:
+            alias = parsed.constants.get(node_bytes(node).decode())
+            if alias is not None and alias is not node and b"Literal" in node_bytes(alias):
                 found.extend(_literal_choices(alias, parsed, hops + 1))
         if node.type == "subscript":
             value = node.child_by_field_name("value")
@@ -570,7 +573,7 @@ def _literal_choices(annotation: tree_sitter.Node | None, parsed: _Parsed | None
 def _is_bool(annotation: tree_sitter.Node | None) -> bool:
     if annotation is None:
         return False
-    names = {n.text.decode() for n in _walk(annotation) if n.type == "identifier"}
+    names = {node_bytes(n).decode() for n in _walk(annotation) if n.type == "identifier"}
     return "bool" in names
 
 
@@ -630,7 +633,7 @@ class _Flags:
                 argument = _text(call.positional[0])
                 cls = self.parsed.cls(argument) if argument != "cls" else _enclosing_class(node, self.parsed)
                 if cls is not None:
-                    found[left.text.decode()] = cls
+                    found[node_bytes(left).decode()] = cls
         return found
 
     def _expanded(self, cls: _Class) -> list[_Class]:
@@ -691,7 +694,7 @@ class _Flags:
                 if base is not None and key is not None and _text(base) in kwargs_of:
                     spread, spread_name = (kwargs_of[_text(base)], key), _text(base)
             elif splat.type == "identifier":
-                loop = _loop_over(call.node, splat.text.decode())
+                loop = _loop_over(call.node, node_bytes(splat).decode())
                 if loop is not None and loop[1] in kwargs_of and len(options) == 1 and options[0] is None:
                     # for key, value in kwargs.items(): add_argument(f"--{key.replace('_', '-')}", **value)
                     scope = _enclosing_function(call.node)
@@ -702,7 +705,7 @@ class _Flags:
                     return
         if any(o is None for o in options):
             return
-        flags = [o for o in options if o.startswith("-")]
+        flags = [o for o in options if o is not None and o.startswith("-")]  # none is None (above)
         if not flags or len(flags) != len(options):
             return  # a positional argument (the model), or option strings the code computes
         if spread is not None:
@@ -729,7 +732,7 @@ class _Flags:
         aliases = list(flags[1:])
         if action.endswith("BooleanOptionalAction"):
             aliases += [f"--no-{f[2:]}" for f in flags if f.startswith("--")]
-        choices = ()
+        choices: tuple[str, ...] = ()
         if "choices" in kw:
             value = literal(kw["choices"])
             choices = tuple(str(v) for v in value) if isinstance(value, list) else ()
@@ -771,7 +774,7 @@ class _Flags:
 
     def _namespaces(self, root: tree_sitter.Node) -> list[_Class]:
         """The classes a module-level `collect_input_fields(LIST)` merges into the dataclass the file expands."""
-        found = []
+        found: list[_Class] = []
         for statement in _statements(root):
             if statement.type in ("class_definition", "function_definition", "decorated_definition"):
                 continue  # module level only: that is where ServerArgs is assembled
@@ -830,7 +833,7 @@ def _at_default(item: Item, default: Default) -> Item:
 
 
 def _is_fstring(node: tree_sitter.Node) -> bool:
-    prefix = re.match(rb"[A-Za-z]*", node.text).group().lower()
+    prefix = re.match(rb"[A-Za-z]*", node_bytes(node)).group().lower()  # type: ignore[union-attr]  # matches any text
     return b"f" in prefix or b"t" in prefix
 
 
@@ -858,7 +861,7 @@ def _enclosing_class(node: tree_sitter.Node, parsed: _Parsed) -> _Class | None:
     while current is not None and current.type != "class_definition":
         current = current.parent
     name = current.child_by_field_name("name") if current is not None else None
-    return parsed.cls(name.text.decode()) if name is not None else None
+    return parsed.cls(node_bytes(name).decode()) if name is not None else None
 
 
 def _loop_over(node: tree_sitter.Node, value_name: str) -> tuple[str, str] | None:
@@ -868,7 +871,7 @@ def _loop_over(node: tree_sitter.Node, value_name: str) -> tuple[str, str] | Non
         if current.type == "for_statement":
             left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
             if left is not None and right is not None:
-                names = [n.text.decode() for n in left.named_children if n.type == "identifier"]
+                names = [node_bytes(n).decode() for n in left.named_children if n.type == "identifier"]
                 call = _call(right)
                 if call is not None and call.name == "items" and len(names) == 2 and names[1] == value_name:
                     function = right.child_by_field_name("function")
@@ -901,7 +904,7 @@ class _Env:
             self._env_classes(path, classes_by_path.get(path, []))
             for call in _calls_named(root, _ENV_READER_NAMES):
                 self._read(call, path)
-            if b"environ" in root.text:  # `"X" in os.environ`, `os.environ["X"]`
+            if b"environ" in node_bytes(root):  # `"X" in os.environ`, `os.environ["X"]`
                 for node in _nodes(root, "comparison_operator", "subscript"):
                     if node.type == "comparison_operator":
                         self._membership(node, path)
@@ -926,7 +929,7 @@ class _Env:
             comments: list[str] = []
             for child in right.named_children:
                 if child.type == "comment":
-                    comments.append(child.text.decode("utf-8", "replace").lstrip("#").strip())
+                    comments.append(node_bytes(child).decode("utf-8", "replace").lstrip("#").strip())
                     continue
                 if child.type != "pair":
                     comments = []
@@ -1007,7 +1010,8 @@ class _Env:
                                path=path, line=line))
             for name, found in cls.fields.items():
                 call = _call(_strip_parens(found.default)) if found.default is not None else None
-                if call is None or not _ENV_CLASSES.fullmatch(call.name) or not _ENV_NAME.fullmatch(name):
+                if call is None or found.default is None or not _ENV_CLASSES.fullmatch(call.name) \
+                        or not _ENV_NAME.fullmatch(name):
                     continue
                 default = self._call_default_first(call, path)
                 self._add(Item(ENV, name, default.text, default.value, help=found.doc,
@@ -1043,7 +1047,7 @@ def _metrics(parsed: _Parsed) -> list[Item]:
                 continue
             documentation = call.keywords.get("documentation") or (
                 call.positional[1] if len(call.positional) > 1 else None)
-            kind = _METRIC_CALL.fullmatch(call.name.lstrip("_")).group(1).lower()
+            kind = _METRIC_CALL.fullmatch(call.name.lstrip("_")).group(1).lower()  # type: ignore[union-attr]  # named()
             labels = literal(call.keywords["labelnames"]) if "labelnames" in call.keywords else _NOT_LITERAL
             detail = kind + (f" ({', '.join(map(str, labels))})" if isinstance(labels, list) and labels else "")
             found.setdefault(name, Item(METRIC, name, help=_help(documentation), detail=detail, path=path,
@@ -1084,7 +1088,7 @@ PREFILTER = {FLAG: (b"add_argument", b"class "),
              REQUEST: (b"Request", b"ReqInput")}
 
 
-def prefiltered(files: dict[str, bytes | None], kind: str, env_primary: Iterable[str],
+def prefiltered(files: Mapping[str, bytes | None], kind: str, env_primary: Iterable[str],
                 prefilter: dict[str, tuple[bytes, ...]]) -> dict[str, bytes]:
     """The files of one kind worth parsing: those holding one of the kind's `prefilter` byte strings, and, for
     variables, the `env_primary` files whatever they hold (both extractors, each with its own strings)."""

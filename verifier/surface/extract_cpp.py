@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 
 import tree_sitter
 
+from .._nodes import node_bytes, node_field
 from ..code import _cpp
 from .extract import MAX_DEFAULT, MAX_HELP, Default, _text, fold, prefiltered
 from .extract import _strip_parens as _unwrap  # tree-sitter-cpp names the node as Python's grammar does
@@ -127,7 +128,7 @@ def literal(node: tree_sitter.Node | None, data: bytes) -> object:
     node = _unwrap(node)
     kind = node.type
     if kind == "number_literal":
-        return _number(node.text.decode("ascii", "replace"))
+        return _number(node_bytes(node).decode("ascii", "replace"))
     if kind in ("true", "false"):
         return kind == "true"
     if kind == "null":
@@ -167,14 +168,14 @@ def _chain(node: tree_sitter.Node | None, root: str) -> list[str] | None:
         name = node.child_by_field_name("field")
         if operator is None or operator.type != "." or name is None:
             return None
-        parts.append(name.text.decode())
+        parts.append(node_bytes(name).decode())
         node = node.child_by_field_name("argument")
-    if node is None or node.type != "identifier" or node.text.decode() != root or not parts:
+    if node is None or node.type != "identifier" or node_bytes(node).decode() != root or not parts:
         return None
     return parts[::-1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _query(kinds: tuple[str, ...]) -> tree_sitter.Query:
     return tree_sitter.Query(_cpp.LANGUAGE, "[" + " ".join(f"({k})" for k in kinds) + "] @n")
 
@@ -266,7 +267,7 @@ def _type_name(node: tree_sitter.Node | None) -> str:
         elif node.type == "template_type":
             node = node.child_by_field_name("name")
         else:
-            return node.text.decode("utf-8", "replace")
+            return node_bytes(node).decode("utf-8", "replace")
     return ""
 
 
@@ -282,7 +283,7 @@ class _Structs:
             for node in _nodes(tree.root_node, "struct_specifier", "class_specifier"):
                 name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
                 if name is not None and body is not None and name.type == "type_identifier":
-                    self.fields.setdefault(name.text.decode(), self._fields(body, path, data))
+                    self.fields.setdefault(node_bytes(name).decode(), self._fields(body, path, data))
 
     @staticmethod
     def _fields(body: tree_sitter.Node, path: str, data: bytes) -> dict[str, _Field]:
@@ -528,7 +529,7 @@ def _setters(node: tree_sitter.Node) -> tuple[tree_sitter.Node | None, dict[str,
         if function.type == "field_expression":
             name = function.child_by_field_name("field")
             if name is not None:
-                setters.setdefault(name.text.decode(), (node, _arguments(node)))
+                setters.setdefault(node_bytes(name).decode(), (node, _arguments(node)))
             inner = function.child_by_field_name("argument")
             if inner is None:
                 return None, setters
@@ -546,7 +547,7 @@ def _examples(arguments: list, named: dict[str, set[str]]) -> set[str]:
     names: set[str] = set()
     for argument in arguments:
         for node in _nodes(argument, "identifier"):
-            names |= named.get(node.text.decode(), {node.text.decode()})
+            names |= named.get(node_bytes(node).decode(), {node_bytes(node).decode()})
     return names
 
 
@@ -561,7 +562,7 @@ def _example_lists(root: tree_sitter.Node) -> dict[str, set[str]]:
             value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
             name, _ = _cpp._declared_name(declarator)
             if name and value is not None and value.type == "initializer_list":
-                found[name] = {c.text.decode() for c in value.named_children if c.type == "identifier"}
+                found[name] = {node_bytes(c).decode() for c in value.named_children if c.type == "identifier"}
     return found
 
 
@@ -594,7 +595,7 @@ def _option(call: tree_sitter.Node, parser: _Parser, data: bytes) -> _Option | N
     if "set_env" in setters:
         env_call, env_arguments = setters["set_env"]
         env = _string(env_arguments[0], data) if env_arguments else None
-        env_line = _line(env_call.child_by_field_name("function").child_by_field_name("field"))
+        env_line = _line(node_field(node_field(env_call, "function"), "field"))
     help_text = _help(help_node, data, parser.ex)
     deprecated = handled.removed or _DEPRECATED.search(help_text) is not None
     return _Option(spellings, negatives, hints, help_text, handled, env, env_line, deprecated, parser.path,
@@ -643,7 +644,8 @@ def _handler(node: tree_sitter.Node, hints: int, pair: bool) -> _Handler:
     removed = any(True for _ in _calls(body, ["arg_removed"]))
 
     def uses_value(expression: tree_sitter.Node | None) -> bool:
-        return expression is not None and any(n.text.decode() in value_names for n in _nodes(expression, "identifier"))
+        return expression is not None and any(node_bytes(n).decode() in value_names
+                                              for n in _nodes(expression, "identifier"))
 
     for declaration in _nodes(body, "declaration", "for_range_loop"):  # the handler's locals: made from the value
         for declarator in declaration.children_by_field_name("declarator"):
@@ -663,8 +665,8 @@ def _handler(node: tree_sitter.Node, hints: int, pair: bool) -> _Handler:
                 return _Handler(0, target, removed=removed)
         elif pair:
             negated = right.type == "unary_expression" and right.children[0].type == "!"
-            operand = _unwrap(right.child_by_field_name("argument")) if negated else right
-            if operand is not None and operand.type == "identifier" and operand.text.decode() in value_names:
+            operand = _unwrap(node_field(right, "argument")) if negated else right
+            if operand is not None and operand.type == "identifier" and node_bytes(operand).decode() in value_names:
                 return _Handler(0, target, negated, removed=removed)
         elif uses_value(right):
             return _Handler(values, target, removed=removed)
@@ -679,7 +681,7 @@ def _handler(node: tree_sitter.Node, hints: int, pair: bool) -> _Handler:
                 continue
             method = function.child_by_field_name("field")
             target = _chain(function.child_by_field_name("argument"), params)
-            if target is not None and method is not None and method.text.decode() in _FILLERS:
+            if target is not None and method is not None and node_bytes(method).decode() in _FILLERS:
                 return _Handler(values, target, removed=removed)
     return _Handler(values, switch=switch, removed=removed)
 
@@ -763,12 +765,12 @@ def _after_parse(path: str, tree: tree_sitter.Tree, data: bytes) -> dict[tuple[s
             functions.setdefault(_function_name(function).rsplit(".", 1)[-1], []).append(function)
     found: dict[tuple[str, ...], _Later] = {}
     for function in (f for overloads in functions.values() for f in overloads):
-        body = function.child_by_field_name("body")
+        body = node_field(function, "body")  # those with a body only (above)
         for call in _calls(body, _PARSE):
             arguments = _arguments(call)
             if len(arguments) < 4 or _text(arguments[3]) != SERVER or arguments[2].type != "identifier":
                 continue
-            params = arguments[2].text.decode()
+            params = node_bytes(arguments[2]).decode()
             _assignments(body, params, call.end_byte, path, found)
             for passed in _nodes(body, "call_expression"):
                 given = _arguments(passed)
@@ -778,7 +780,7 @@ def _after_parse(path: str, tree: tree_sitter.Tree, data: bytes) -> dict[tuple[s
                 for callee in functions.get(_callee(passed), ()):
                     names = [name for _, name in _parameters(callee)]
                     if callee is not function and len(names) == len(given) and names[positions[0]]:
-                        _assignments(callee.child_by_field_name("body"), names[positions[0]], 0, path, found)
+                        _assignments(node_field(callee, "body"), names[positions[0]], 0, path, found)
     return found
 
 
@@ -796,7 +798,7 @@ def _assignments(body: tree_sitter.Node, params: str, after: int, path: str,
             method = function.child_by_field_name("field") if function is not None \
                 and function.type == "field_expression" else None
             target = _chain(function.child_by_field_name("argument"), params) \
-                if method is not None and method.text.decode() in _FILLERS else None
+                if function is not None and method is not None and node_bytes(method).decode() in _FILLERS else None
         if target is None:
             continue
         text = _text(node)
@@ -898,7 +900,7 @@ def _metric_tables(scope: tree_sitter.Node, prefix: str, path: str, data: bytes)
     for call in _nodes(scope, "call_expression"):
         arguments = _arguments(call)
         if len(arguments) == 2 and _string(arguments[0], data) in _METRIC_TYPES and arguments[1].type == "identifier":
-            emitted[arguments[1].text.decode()] = _string(arguments[0], data)
+            emitted[node_bytes(arguments[1]).decode()] = _string(arguments[0], data)
     for node in _nodes(scope, "initializer_list"):
         children = [c for c in node.named_children if c.type != "comment"]
         if len(children) == 2 and _string(children[0], data) == "name":
@@ -910,7 +912,7 @@ def _metric_tables(scope: tree_sitter.Node, prefix: str, path: str, data: bytes)
             name, help_text = _string(children[0], data), _string(children[1], data)
             declaration = _enclosing(node, "init_declarator", "declaration")
             declared = declaration.child_by_field_name("declarator") if declaration is not None else None
-            kind = emitted.get(declared.text.decode()) if declared is not None else None
+            kind = emitted.get(node_bytes(declared).decode()) if declared is not None else None
             if name and help_text is not None and kind and _METRIC_NAME.fullmatch(name) \
                     and node.parent.parent is not None and node.parent.parent.type in ("init_declarator",
                                                                                       "declaration"):
@@ -1006,7 +1008,7 @@ def _calls_on(new: tree_sitter.Node) -> Iterator[tuple[str, list[tree_sitter.Nod
         call = node.parent.parent
         if method is None or call is None or call.type != "call_expression":
             return
-        yield method.text.decode(), _arguments(call), call
+        yield node_bytes(method).decode(), _arguments(call), call
         node = call
 
 
@@ -1030,13 +1032,13 @@ def _enclosing_schema_field(new: tree_sitter.Node, data: bytes) -> str | None:
             function = current.parent.child_by_field_name("function")
             method = function.child_by_field_name("field") if function is not None and \
                 function.type == "field_expression" else None
-            if method is not None and method.text.decode() == "add_subfield":
-                receiver = _unwrap(function.child_by_field_name("argument"))
+            if function is not None and method is not None and node_bytes(method).decode() == "add_subfield":
+                receiver = _unwrap(node_field(function, "argument"))
                 while receiver.type == "call_expression":  # ->add_subfield(a)->add_subfield(b)
                     inner = receiver.child_by_field_name("function")
                     if inner is None or inner.type != "field_expression":
                         break
-                    receiver = _unwrap(inner.child_by_field_name("argument"))
+                    receiver = _unwrap(node_field(inner, "argument"))
                 if receiver.type == "new_expression":
                     declared = _schema_field(receiver, data)
                     if declared is not None:

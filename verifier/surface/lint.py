@@ -8,12 +8,16 @@ network; `gotchas check` runs it unless `--offline`, and `verify` does not wait 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..model import HOLDS, Diagnostic, release_spans
 from .model import ENV, Surface
 
+if TYPE_CHECKING:
+    from ..model import Entry
 
-def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
+
+def surface_problems(entry: Entry, path: Path, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
     """G501, G504 and G505 for one entry (`prose_lint`): `ledgers` and `surfaces` by engine (ledger.EngineLedger,
     store.EngineSurfaces). `path` is kept for callers; lines come from the entry."""
     from .prose_lint import prose_problems
@@ -24,7 +28,7 @@ def surface_problems(entry, path: Path, ledgers: dict, surfaces: dict) -> list[D
 CONDITION_CODE = "G502"
 
 
-def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
+def condition_problems(entry: Entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
     """G502 for one entry: a condition whose written `default` is not the default the code gives the setting (a
     literal in the release surface) in releases where the entry holds. The surface wins in `audit`; the entry
     should say the same, or bound the condition (`since`/`until`) to where it is true."""
@@ -41,7 +45,7 @@ def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]
         holds = [v for v in stored.versions() if condition.applies(v)
                  and (r := ledger.entry(v, entry.id)) is not None and r.status == HOLDS]
         differs: dict[str, list[str]] = {}
-        where = {}
+        where: dict[str, str] = {}
         for version in holds:
             default = surface_default(condition, stored.surface(version))
             if default is None or default[0] == "computed":
@@ -60,7 +64,7 @@ def condition_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]
 SETTING_CODE = "G503"
 
 
-def condition_setting_problems(entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
+def condition_setting_problems(entry: Entry, ledgers: dict, surfaces: dict) -> list[Diagnostic]:
     """G503 for one entry: a condition on a flag or an engine variable (VLLM_..., SGLANG_...) that the code of a
     release does not have, in releases where the condition (and its `any`) applies and the entry holds: no
     deployment can set it there, so the condition should be bounded (`since`/`until`) to the releases that have

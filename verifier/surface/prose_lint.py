@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import prose
 from ..model import HOLDS, Diagnostic, bound_word, release_spans
 from .model import ENV, FLAG, METRIC, Surface
+
+if TYPE_CHECKING:
+    from ..model import Entry
 
 FLAG_CODE, NUMBER_CODE, MESSAGE_CODE = "G501", "G504", "G505"
 SECTIONS = ("Symptom", "Root cause", "Workaround")
@@ -107,11 +111,11 @@ def _is_message(span: str) -> bool:
     return len(words) >= 3 and len(words) * 2 >= len(text.split())
 
 
-def mentions(entry, engines=()) -> list[Mention]:
+def mentions(entry: Entry, engines=()) -> list[Mention]:
     """Every flag, variable, metric, number and quoted message of the entry's title, Symptom, Root cause and
     Workaround, and of the facts of its conditions (`only-if`: audit and the release pages print them), with its
     line and bound (a condition's own engine and since/until bound its fact)."""
-    texts = [(*text, None) for text in prose.texts(entry, SECTIONS)]
+    texts: list[tuple[str, str, int, prose.Bound | None]] = [(*text, None) for text in prose.texts(entry, SECTIONS)]
     for top in entry.conditions:
         for condition in (top.any or (top,)):
             if condition.fact:
@@ -124,15 +128,17 @@ def mentions(entry, engines=()) -> list[Mention]:
         parsed = prose.parse(text, engines, entry.engines)
         examples = [(b.body_start, b.body_end) for b in parsed.bounds if b.example]
 
-        def bound_at(offset: int, outer=outer) -> prose.Bound | None:
+        def bound_at(offset: int, outer: prose.Bound | None = outer,
+                     parsed: prose.Parsed = parsed) -> prose.Bound | None:
             return next((b for b in parsed.bounds if b.body_start <= offset < b.body_end and not b.example), outer)
 
-        def paragraph_at(offset: int) -> str:
+        def paragraph_at(offset: int, text: str = text) -> str:
             start = text.rfind("\n\n", 0, offset)
             end = text.find("\n\n", offset)
             return text[start + 1 if start >= 0 else 0:end if end >= 0 else len(text)]
 
-        def add(offset: int, kind: str, name: str, values: tuple[str, ...] = ()) -> None:
+        def add(offset: int, kind: str, name: str, values: tuple[str, ...] = (), *, first: int = first,
+                parsed: prose.Parsed = parsed) -> None:
             found.append(Mention(first + parsed.line_of(offset), kind, name, values, bound_at(offset),
                                  paragraph_at(offset)))
 
@@ -220,7 +226,7 @@ class _Evidence:
     """What the checks of one entry pin at each release of one engine: the patterns of the forms that held, and the
     values they bound; and the release surface there."""
 
-    def __init__(self, entry, engine: str, ledger, stored) -> None:
+    def __init__(self, entry: Entry, engine: str, ledger, stored) -> None:
         self.engine = engine
         self.versions = stored.versions() if stored is not None and stored.releases else (
             ledger.versions() if ledger is not None else [])
@@ -341,7 +347,7 @@ _WORDS = {FLAG: "flag", ENV: "environment variable", METRIC: "metric", "number":
 _CODES = {FLAG: FLAG_CODE, ENV: FLAG_CODE, METRIC: FLAG_CODE, "number": NUMBER_CODE, "message": MESSAGE_CODE}
 
 
-def prose_problems(entry, ledgers: dict, surfaces: dict, engines=()) -> list[Diagnostic]:
+def prose_problems(entry: Entry, ledgers: dict, surfaces: dict, engines=()) -> list[Diagnostic]:
     """G501, G504 and G505 for one entry: `ledgers` and `surfaces` by engine (ledger.EngineLedger,
     store.EngineSurfaces)."""
     named = mentions(entry, engines or entry.engines)

@@ -2,9 +2,10 @@
 
 One file per engine, in a deterministic form: the bodies of all items (what an item says, without its place) once
 each, under a short id; then for each release what was read (the archive's identity, the files that define items
-and their sha256, how many files were read in all and a digest of them, when and by which verifier) and its items, one line each, as `[id, file index, line]`, or with the file index and
-line of its default where that is written elsewhere (a flag whose default is a config class's field). A release that keeps a
-flag as it was adds a line naming the same id, so that the diff of a scheduled run reads as "these items changed".
+and their sha256, how many files were read in all and a digest of them, when and by which verifier) and its
+items, one line each, as `[id, file index, line]`, or with the file index and line of its default where that is
+written elsewhere (a flag whose default is a config class's field). A release that keeps a flag as it was adds
+a line naming the same id, so that the diff of a scheduled run reads as "these items changed".
 
 Reading trusts nothing: the text goes through `decode`, which refuses (SurfaceError, with the place in the file)
 anything `encode` would not have written, before a run writes anything.
@@ -16,6 +17,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from .model import KINDS, NO_VALUE, Item, Surface
 
@@ -52,13 +54,14 @@ class ReleaseSurface:
         if self.rows is not None:
             paths = sorted(self.files)
             made = self.made if self.made is not None else {}
+            bodies = cast(dict, self.bodies)  # read with the rows
             self.items = []
             for row in self.rows:
                 key, index, line = row[0], row[1], row[2]
                 place = (key, paths[index] if index >= 0 else "", line, *row[3:])
                 item = made.get(place)
                 if item is None:
-                    item = Item.from_json(self.bodies[key], place[1], line)
+                    item = Item.from_json(bodies[key], place[1], line)
                     if len(row) == 5 and row[3] >= 0:
                         item = replace(item, default_path=paths[row[3]], default_line=row[4])
                     made[place] = item
@@ -118,10 +121,11 @@ def encode(surfaces: EngineSurfaces) -> str:
         record = surfaces.releases[version]
         paths = sorted(record.files)
         index = {p: i for i, p in enumerate(paths)}
-        rows = []
+        rows: list = []
         if record.rows is not None:  # never made into items: as read
+            record_bodies = cast(dict, record.bodies)  # read with the rows
             for row in record.rows:
-                bodies[row[0]] = record.bodies[row[0]]
+                bodies[row[0]] = record_bodies[row[0]]
             rows = [tuple(row) for row in record.rows]
         for item in sorted(record.items if record.rows is None else (),
                            key=lambda i: (KINDS.index(i.kind), i.name)):
@@ -216,7 +220,8 @@ def decode(data: object, engine: str, where: str) -> EngineSurfaces:
         if not (isinstance(read, dict) and set(read) == {"files", "sha256"} and type(read["files"]) is int
                 and isinstance(read["sha256"], str)):
             raise fail(f"{at}.read", "must be {files: a count, sha256: a digest}")
-        result.releases[version] = ReleaseSurface(version, *strings, files=dict(files), extractor=extractor,
+        result.releases[version] = ReleaseSurface(version, strings[0], strings[1], strings[2], files=dict(files),
+                                                  extractor=extractor,
                                                   read=(read["files"], read["sha256"]),
                                                   rows=rows, bodies=bodies, made=made)
     return result
