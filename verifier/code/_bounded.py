@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import regex
 import tree_sitter
@@ -99,8 +100,11 @@ def regex_expansion(pattern: str, limit: int) -> int:
     scanner of our own would have to agree with it on escapes, sets, comments and verbose mode, where
     `{ 1 0 0 0 }` is a count); parsing is linear in the pattern and bounded by REGEX_MAX_LENGTH.
     """
-    from regex import _regex_core as core
+    from regex import _regex_core
 
+    # `regex`'s parser internals, which types-regex does not declare: typed Any. Whether they are there is checked
+    # at run time (the AttributeError below).
+    core: Any = _regex_core
     try:
         flags = _FLAGS
         while True:  # as regex.compile does: an inline flag set for the whole pattern means parsing again

@@ -40,8 +40,10 @@ import math
 import operator
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import cast
 
 import tree_sitter
 
@@ -142,7 +144,7 @@ class _Emitter:
         elif kind in ("string", "concatenated_string"):
             self.token(STRING, string_key(node), node)
         elif kind in ("integer", "float"):
-            self.token(NUMBER, number_key(node.text.decode("utf-8", "replace")), node)
+            self.token(NUMBER, number_key((node.text or b"").decode("utf-8", "replace")), node)
         elif kind == "binary_operator" and not self.as_written and self.folded(node):
             pass
         elif kind == "comparison_operator" and self.reorder:
@@ -261,13 +263,13 @@ class _Emitter:
         return True
 
     def leaf(self, node: tree_sitter.Node) -> None:
-        text = node.text.decode("utf-8", "replace")
+        text = (node.text or b"").decode("utf-8", "replace")
         if not text:
             return  # a MISSING node (a source with syntax errors)
         self.token(NAME if text[:1].isidentifier() else OP, text, node)
 
     def name(self, node: tree_sitter.Node) -> None:
-        text = node.text.decode("utf-8", "replace")
+        text = (node.text or b"").decode("utf-8", "replace")
         if self.fragment and text.startswith(_META_PREFIX):
             self.token(META, "$" + text[len(_META_PREFIX):], node)
         elif self.fragment and text == _RUN_NAME:
@@ -348,6 +350,7 @@ class _Emitter:
 
     def subscript(self, node: tree_sitter.Node) -> None:
         value = node.child_by_field_name("value")
+        assert value is not None  # a field the grammar requires (an assert, not a cast: no call on each node)
         indices = node.children_by_field_name("subscript")
         self.node(value, node, 0)
         self.token(OP, "[", node)
@@ -385,7 +388,7 @@ def _is_run(node: tree_sitter.Node) -> bool:
 
 def _keyword_name(node: tree_sitter.Node) -> str:
     name = node.child_by_field_name("name")
-    return name.text.decode("utf-8", "replace") if name is not None else ""
+    return (name.text or b"").decode("utf-8", "replace") if name is not None else ""
 
 
 #: Where an annotation may stand: parameters, an assignment, a definition's return.
@@ -396,7 +399,8 @@ _LITERALS = frozenset({"integer", "float", "string", "concatenated_string", "tru
 
 
 def _comparison_parts(node: tree_sitter.Node) -> tuple[list[tree_sitter.Node], list[tree_sitter.Node]]:
-    operands, operators = [], []
+    operands: list[tree_sitter.Node] = []
+    operators: list[tree_sitter.Node] = []
     for child in node.children:
         if child.type in _SKIP:
             continue
@@ -405,7 +409,7 @@ def _comparison_parts(node: tree_sitter.Node) -> tuple[list[tree_sitter.Node], l
 
 
 def _operator_text(node: tree_sitter.Node) -> str:
-    return " ".join(node.text.decode("utf-8", "replace").split())  # `not  in` is `not in`
+    return " ".join((node.text or b"").decode("utf-8", "replace").split())  # `not  in` is `not in`
 
 
 def _is_literal(node: tree_sitter.Node, values: dict) -> bool:
@@ -475,7 +479,7 @@ def _evaluate(node: tree_sitter.Node, values: dict, top: bool = False):
             raise ValueError
         return _value(inner, values)
     if kind in ("integer", "float"):
-        value = ast.literal_eval(number_key(node.text.decode("utf-8", "replace")))
+        value = ast.literal_eval(number_key((node.text or b"").decode("utf-8", "replace")))
         if isinstance(value, complex):
             raise ValueError
         return value
@@ -496,8 +500,12 @@ def _evaluate(node: tree_sitter.Node, values: dict, top: bool = False):
     if kind != "binary_operator":
         raise ValueError
     op = node.child_by_field_name("operator")
-    left = _value(node.child_by_field_name("left"), values)
-    right = _value(node.child_by_field_name("right"), values)
+    left_node = node.child_by_field_name("left")
+    assert left_node is not None  # both operands are fields the grammar requires (as a subscript's value)
+    left = _value(left_node, values)
+    right_node = node.child_by_field_name("right")
+    assert right_node is not None
+    right = _value(right_node, values)
     text = op.type if op is not None else ""
     if isinstance(left, str) or isinstance(right, str):
         if text != "+" or not (isinstance(left, str) and isinstance(right, str)) or left[0] != right[0]:
@@ -527,12 +535,16 @@ def _evaluate(node: tree_sitter.Node, values: dict, top: bool = False):
 
 # --- values ------------------------------------------------------------------------------------------------
 
+#: `re.match(rb"[A-Za-z]*", text)`, a string literal's prefix (`rb`, `f`...): it always matches (maybe nothing), so
+#: it is typed as never None (a cast made once here, not on each string).
+_string_prefix = cast("Callable[[bytes], re.Match[bytes]]", re.compile(rb"[A-Za-z]*").match)
+
 def string_key(node: tree_sitter.Node) -> str:
     """A string literal by value: its kind (str, bytes, f-string) and value, whatever its quotes and pieces."""
     pieces = [node] if node.type == "string" else [c for c in node.named_children if c.type == "string"]
     kinds = set()
     for piece in pieces:
-        prefix = re.match(rb"[A-Za-z]*", piece.text).group().lower()
+        prefix = _string_prefix(piece.text or b"").group().lower()
         kinds.add("b" if b"b" in prefix else "f" if (b"f" in prefix or b"t" in prefix) else "s")
     kind = "f" if "f" in kinds else "b" if kinds == {"b"} else "s"
     value = "".join(_python.string_value(piece) for piece in pieces)

@@ -88,7 +88,7 @@ def parse(data: bytes) -> tree_sitter.Tree:
 
 
 def _text(node: tree_sitter.Node) -> str:
-    return node.text.decode("utf-8", "replace")
+    return (node.text or b"").decode("utf-8", "replace")
 
 
 def normalize(symbol: str) -> str:
@@ -181,13 +181,13 @@ def _member(child: tree_sitter.Node) -> Iterator[tuple[str, tuple[int, int], tre
             if name is not None and not function and (kind == "field_declaration" or _defines(declarator)):
                 yield name, span, child
     elif kind == "enumerator":
-        name = child.child_by_field_name("name")
-        if name is not None:
-            yield _text(name), span, child
+        identifier = child.child_by_field_name("name")
+        if identifier is not None:
+            yield _text(identifier), span, child
     elif kind == "alias_declaration" or kind == "type_definition":
-        name = child.child_by_field_name("name") or child.child_by_field_name("declarator")
-        if name is not None and name.type.endswith("identifier"):
-            yield _text(name), span, child
+        identifier = child.child_by_field_name("name") or child.child_by_field_name("declarator")
+        if identifier is not None and identifier.type.endswith("identifier"):
+            yield _text(identifier), span, child
 
 
 def _defines(declarator: tree_sitter.Node) -> bool:

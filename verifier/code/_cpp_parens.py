@@ -63,7 +63,7 @@ def _precedence(node: tree_sitter.Node) -> int:
 def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node, role: str | None) -> bool:
     """Whether `(inner)`, standing as `role` of `parent`, may read otherwise without its parentheses."""
     strength = _precedence(inner)
-    if strength <= _COMMA or b"," in inner.text:
+    if strength <= _COMMA or b"," in (inner.text or b""):
         return True  # not an expression we know, a comma expression, or a comma a macro's argument would split at
     kind = parent.type
     if kind == "parenthesized_expression" or kind in _ALONE:
@@ -106,8 +106,8 @@ def redundant(root: tree_sitter.Node, start: int, end: int, runs: Iterable[int] 
         if parts is None or any(node.start_byte <= r < node.end_byte for r in runs):
             continue
         opening, inner, closing = parts
-        while inner.type == "parenthesized_expression" and _parts(inner) is not None:
-            inner = _parts(inner)[1]  # `((a))`: judged by what the innermost pair holds
+        while inner.type == "parenthesized_expression" and (nested := _parts(inner)) is not None:
+            inner = nested[1]  # `((a))`: judged by what the innermost pair holds
         parent, role, place = node.parent, None, node
         while parent is not None and parent.type == "parenthesized_expression" and parent.id in dropped:
             place, parent = parent, parent.parent  # the pair around it is gone: it stands where that one stood
@@ -128,7 +128,7 @@ def _parts(node: tree_sitter.Node) -> tuple[tree_sitter.Node, tree_sitter.Node, 
     return children[0], children[1], children[2]
 
 
-def _refused(node: tree_sitter.Node) -> bool:
+def _refused(node: tree_sitter.Node | None) -> bool:
     """Whether `node` lies within an error or a node whose reading depends on more than precedence."""
     while node is not None:
         if node.type in _REFUSE:

@@ -15,6 +15,8 @@ In fragments, `$NAME` is a metavariable (one token) and `$$$` a run of tokens.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import cast
 
 from ._tokens import NAME, NUMBER, OP, STRING, Token, scan
 
@@ -29,6 +31,9 @@ _SKIP = r"(?:[ \t\f\v\r\n]|\\\r?\n|//(?:[^\r\n\\]|\\[\s\S]?)*+|/\*(?:[^*]|\*(?!/
 _PREFIX = r"(?:u8|u|U|L)?"
 # A raw string's opening: prefix, R, quote, delimiter, parenthesis (ended by `_raw_end`).
 _RAW_START = re.compile(_PREFIX + r'R"([^()\\\s"]{0,16})\(')
+#: `_RAW_START.match` where the token pattern matched a raw string's opening: never None, a cast made once here
+#: rather than on each raw string.
+_raw_opening = cast("Callable[[str, int], re.Match[str]]", _RAW_START.match)
 # A string or character literal, whole; unterminated, it ends at its line's end.
 _QUOTED = _PREFIX + r"""(?:"(?:[^"\\\r\n]|\\[\s\S]?)*+"?|'(?:[^'\\\r\n]|\\[\s\S]?)*+'?)"""
 _NUMBER = (r"(?:0[xX][0-9a-fA-F']+(?:\.[0-9a-fA-F']*)?(?:[pP][+-]?\d+)?|0[bB][01']+"
@@ -61,6 +66,6 @@ def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | No
 def _raw_end(text: str, begin: int) -> int:
     """Where a raw string that opens at `begin` ends: after `)delimiter"`, newlines and quotes inside; an
     unterminated one at the end of the text."""
-    opening = _RAW_START.match(text, begin)
+    opening = _raw_opening(text, begin)
     close = text.find(")" + opening.group(1) + '"', opening.end())
     return len(text) if close < 0 else close + len(opening.group(1)) + 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import cast
 
 import tree_sitter
 
@@ -148,7 +149,7 @@ def _header(text: str, reorder: bool = True) -> list[Token] | None:
     """A clause that only parses after another (`elif x:`, `except E:` with their bodies), or a compound
     statement's header without its colon and body (`if a and b`): laid out as such, without what was added
     to parse it. A header without its colon still matches the start of a longer condition, as its tokens did."""
-    first = re.match(r"\s*([A-Za-z_]*)", text).group(1)
+    first = cast("re.Match[str]", re.match(r"\s*([A-Za-z_]*)", text)).group(1)  # it always matches, maybe nothing
     if first not in _HEADERS:
         return None
     before, _ = _HEADERS[first]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from ._canonical import DEDENT, INDENT, ITEMS_RUN, MARK, NL, OPTIONAL, RUNS, STATEMENTS_RUN
 from ._tokens import ELLIPSIS_META, META, Token
@@ -31,6 +32,13 @@ class PatternTooDeep(Exception):
     """Matching the fragment recursed too deep (too many `$$$` and `$NAME`): the fragment's fault, not the file's."""
 
 
+class Ends(Protocol):
+    """What `find` reads of its `ends`: `ends.get(i, ())`, where the expressions that start at token i end. A
+    stream's dict (`_canonical.Stream.ends`), or `_search._CppEnds`, which adds the one token to each."""
+
+    def get(self, index: int, default: tuple[()], /) -> Sequence[int]: ...
+
+
 class _Budget:
     __slots__ = ("left",)
 
@@ -44,7 +52,7 @@ class _Budget:
 
 
 def _match_at(pattern: Sequence[Token], source: Sequence[Token], pi: int, si: int, hi: int,
-              bindings: dict, budget: _Budget, ends: dict[int, list[int]] | None, out: dict | None = None
+              bindings: dict, budget: _Budget, ends: Ends | None, out: dict | None = None
               ) -> int | None:
     """End index (exclusive) of the shortest match of pattern[pi:] at source[si:hi], or None.
 
@@ -153,7 +161,7 @@ def _run_ends(run: Token, source: Sequence[Token], si: int, hi: int, budget: _Bu
 
 def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
          index: dict[str, list[int]] | None = None, steps: int = STEP_BUDGET,
-         ends: dict[int, list[int]] | None = None, bound: list | None = None) -> Iterator[tuple[int, int]]:
+         ends: Ends | None = None, bound: list | None = None) -> Iterator[tuple[int, int]]:
     """Every (start, end) token span in source[lo:hi] where the pattern matches, by start.
 
     With `bound`, the bindings of each match are appended to it as it is yielded: NAME (of `$NAME`) -> the
@@ -170,6 +178,7 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
         raise PatternTooDeep(f"the fragment has {variables} `$$$` and `$NAME`; at most {MAX_VARIABLES}")
     budget = _Budget(steps)
     first = pattern[0]
+    starts: Sequence[int]
     if first.kind == META or first.kind in RUNS:
         starts = range(lo, hi)
     elif index is not None:
@@ -187,6 +196,6 @@ def find(pattern: Sequence[Token], source: Sequence[Token], lo: int, hi: int,
         except RecursionError:  # the static bound above keeps it rare: a run called from very deep
             raise PatternTooDeep("matching the fragment recursed too deep (too many `$$$` and `$NAME`)") from None
         if end is not None:
-            if bound is not None:
+            if bound is not None and found is not None:  # found is None exactly where bound is
                 bound.append({k[2:]: v for k, v in found.items() if k.startswith("@$")})
             yield start, end

@@ -6,10 +6,13 @@ import ast
 import functools
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeGuard, cast
 
 import tree_sitter
 import tree_sitter_python
+
+from .._nodes import node_bytes, node_parent
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 
@@ -33,7 +36,7 @@ def parse(data: bytes) -> tree_sitter.Tree:
     return parser().parse(data)
 
 
-def _definition(node: tree_sitter.Node) -> tree_sitter.Node:
+def _definition(node: tree_sitter.Node) -> tree_sitter.Node | None:
     """The class or function node behind a possibly decorated definition."""
     return node.child_by_field_name("definition") if node.type == "decorated_definition" else node
 
@@ -43,15 +46,15 @@ def _assigned_names(statement: tree_sitter.Node) -> list[str]:
     if statement.type != "expression_statement" or statement.named_child_count != 1:
         return []
     names: list[str] = []
-    node = statement.named_children[0]
+    node: tree_sitter.Node | None = statement.named_children[0]
     while node is not None and node.type == "assignment":
         left = node.child_by_field_name("left")
         if left is not None:
             if left.type == "identifier":
-                names.append(left.text.decode("utf-8", "replace"))
+                names.append((left.text or b"").decode("utf-8", "replace"))
             elif left.type in ("pattern_list", "tuple_pattern", "list_pattern"):
                 names.extend(
-                    c.text.decode("utf-8", "replace") for c in left.named_children if c.type == "identifier"
+                    (c.text or b"").decode("utf-8", "replace") for c in left.named_children if c.type == "identifier"
                 )
         node = node.child_by_field_name("right")
     return names
@@ -64,7 +67,7 @@ def _next_statement(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return sibling
 
 
-def _is_docstring(node: tree_sitter.Node | None) -> bool:
+def _is_docstring(node: tree_sitter.Node | None) -> TypeGuard[tree_sitter.Node]:
     return (
         node is not None
         and node.type == "expression_statement"
@@ -92,9 +95,8 @@ def members(container: tree_sitter.Node, assignments: bool | None = None
     for child in container.named_children:
         if child.type == "decorated_definition" or child.type in DEFINITIONS:
             definition = _definition(child)
-            name = definition.child_by_field_name("name") if definition is not None else None
-            if name is not None:
-                yield name.text.decode("utf-8", "replace"), (child.start_byte, child.end_byte), definition
+            if definition is not None and (name := definition.child_by_field_name("name")) is not None:
+                yield (name.text or b"").decode("utf-8", "replace"), (child.start_byte, child.end_byte), definition
         elif child.type == "expression_statement" and assignments:
             names = _assigned_names(child)
             if names:
@@ -102,8 +104,8 @@ def members(container: tree_sitter.Node, assignments: bool | None = None
                 following = _next_statement(child)
                 if _is_docstring(following):
                     end = following.end_byte
-                for name in names:
-                    yield name, (child.start_byte, end), child
+                for assigned in names:
+                    yield assigned, (child.start_byte, end), child
         elif child.type in _TRANSPARENT:
             yield from members(child, assignments)
 
@@ -149,8 +151,8 @@ def imported_from(root: tree_sitter.Node, name: str) -> tuple[str, int] | None:
             continue
         for child in statement.children_by_field_name("name"):
             bound = child.child_by_field_name("alias") if child.type == "aliased_import" else child
-            if bound is not None and bound.text.decode("utf-8", "replace") == name:
-                text = module.text.decode("utf-8", "replace")
+            if bound is not None and node_bytes(bound).decode("utf-8", "replace") == name:
+                text = node_bytes(module).decode("utf-8", "replace")
                 level = len(text) - len(text.lstrip("."))
                 return text[level:], level
     return None
@@ -197,11 +199,12 @@ def enclosing_statement(statement: tree_sitter.Node, levels: int) -> tree_sitter
     """The statement `levels` blocks above `statement` (itself for 0). None where there is none."""
     node = statement
     for _ in range(levels):
-        node = node.parent  # the block that holds it...
-        while node is not None and node.parent is not None and node.parent.type not in _STATEMENT_PARENTS:
-            node = node.parent  # ...and the statement that holds that block
-        if node is None or node.parent is None:
+        above = node.parent  # the block that holds it...
+        while above is not None and above.parent is not None and above.parent.type not in _STATEMENT_PARENTS:
+            above = above.parent  # ...and the statement that holds that block
+        if above is None or above.parent is None:
             return None
+        node = above
     return node
 
 
@@ -209,7 +212,7 @@ def statement_run(statement: tree_sitter.Node, index: int, count: int | None
                   ) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
     """The first and last of `count` statements of `statement`'s block, of which `statement` is the `index`-th
     (count None: the whole block). None where the block has too few statements before or after it."""
-    siblings = [c for c in statement.parent.named_children if c.type != "comment"]
+    siblings = [c for c in node_parent(statement).named_children if c.type != "comment"]
     if count is None:
         return siblings[0], siblings[-1]
     at = next(i for i, c in enumerate(siblings) if c.id == statement.id)
@@ -249,23 +252,27 @@ def string_literals(root: tree_sitter.Node, start: int, end: int) -> Iterator[tu
 
 _PREFIX = re.compile(rb"^[A-Za-z]*")
 _QUOTE = re.compile(rb"\"\"\"|'''|\"|'")
+#: Their `match` and `search` on a string literal's text: the one always matches (maybe nothing), the other always
+#: finds the literal's quote, so neither is None (a cast made once here, not on each string).
+_prefix = cast("Callable[[bytes], re.Match[bytes]]", _PREFIX.match)
+_quote = cast("Callable[[bytes], re.Match[bytes]]", _QUOTE.search)
 
 
 def string_value(node: tree_sitter.Node) -> str:
     """The value of one string literal: escapes resolved; an f-string keeps `{...}` as written."""
-    text = node.text
-    prefix = _PREFIX.match(text).group().lower()
+    text = node.text or b""
+    prefix = _prefix(text).group().lower()
     if b"f" not in prefix and b"t" not in prefix:
         return _literal(text)
-    quote = _QUOTE.search(text).group()
+    quote = _quote(text).group()
     literal_prefix = bytes(c for c in prefix if c not in b"ft")
     parts = []
     for child in node.named_children:
         if child.type == "string_content":
-            body = child.text.replace(b"{{", b"{").replace(b"}}", b"}")
+            body = (child.text or b"").replace(b"{{", b"{").replace(b"}}", b"}")
             parts.append(_literal(literal_prefix + quote + body + quote))
         elif child.type == "interpolation":
-            parts.append(child.text.decode("utf-8", "replace"))
+            parts.append((child.text or b"").decode("utf-8", "replace"))
     return "".join(parts)
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Sequence
 from functools import cached_property
 
 from . import _canonical, _cpp, _cpp_parens, _cpp_tokens, _fragments, _python
 from ._file import _WS, Scope, Span, _File
 from ._fragment_tokens import Fragment
-from ._tokens import META, NUMBER, STRING
+from ._tokens import META, NUMBER, STRING, Token
 
 
 class _Search(_File):
@@ -191,7 +192,8 @@ class _Search(_File):
     @cached_property
     def _folded(self) -> tuple[str, list[int]]:
         """The text with runs of whitespace folded to one space, and each folded char's offset."""
-        out, offsets = [], []
+        out: list[str] = []
+        offsets: list[int] = []
         last = 0
         for m in _WS.finditer(self.text):
             out.append(self.text[last:m.start()])
@@ -236,7 +238,8 @@ class _CppTokens:
         """What a `$NAME` may bind from each token (`_CppEnds`), from the character spans of the file's
         expressions; made once."""
         if self._ends is None:
-            starts, longer = self.starts, {}
+            starts = self.starts
+            longer: dict[int, list[int]] = {}
             for a, b in spans:
                 i = bisect.bisect_left(starts, a)
                 if i < len(starts) and starts[i] == a:  # not a pair left out: what it holds starts a token
@@ -286,7 +289,7 @@ def _span(tokens, a: int, b: int) -> Span:
     return Span(min(t.start for t in window), max(t.end for t in window))
 
 
-def _statement_shape(tokens: tuple, name: str) -> tuple[int, int, int | None] | None:
+def _statement_shape(tokens: Sequence[Token], name: str) -> tuple[int, int, int | None] | None:
     """For a fragment of statements (one with marks): where `name` is first written in it, as (how many blocks
     deep, in which of its top-level statements), and how many top-level statements it has (None: a `$$$` among
     them stands for any number). None for a fragment without marks (it matches within one statement)."""

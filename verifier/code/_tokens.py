@@ -22,7 +22,8 @@ layout included, that this would then drop).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, cast
 
 NAME = "name"
 NUMBER = "number"
@@ -32,6 +33,9 @@ META = "meta"  # $NAME
 ELLIPSIS_META = "meta-run"  # $$$
 
 _STRING_START = re.compile(r"(?i:rb|br|fr|rf|tr|rt|b|r|u|f|t)?('''|\"\"\"|'|\")")
+#: `_STRING_START.match` where an opening is known to be there (the token pattern matched one): never None, a
+#: cast made once here rather than on each f-string.
+_string_opening = cast("Callable[[str, int], re.Match[str]]", _STRING_START.match)
 _NUMBER = (
     r"0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+"
     r"|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?"
@@ -90,7 +94,7 @@ def tokenize(text: str, *, fragment: bool = False, start: int = 0, end: int | No
 
 
 def _f_string_end(text: str, begin: int) -> int:
-    return _string_end(text, _STRING_START.match(text, begin))
+    return _string_end(text, _string_opening(text, begin))
 
 
 def scan(text: str, pattern: re.Pattern, kinds: tuple, special_end, start: int = 0, end: int | None = None
