@@ -38,6 +38,7 @@ from verifier import kb as kb_module  # noqa: E402
 from verifier.code import _python  # noqa: E402
 from verifier.entries import load_entry  # noqa: E402
 from verifier.model import language_of  # noqa: E402
+from verifier.mutants import _nodes_within as _nodes  # noqa: E402
 from verifier.reading import FileCache, evaluate_check  # noqa: E402
 from verifier.sources.pypi import PyPISource  # noqa: E402
 
@@ -58,15 +59,6 @@ class _Overlay:
 
     def __getattr__(self, name):
         return getattr(self._snapshot, name)
-
-
-def _nodes(node: tree_sitter.Node, low: int, high: int):
-    if node.end_byte <= low or node.start_byte >= high:
-        return
-    if node.start_byte >= low and node.end_byte <= high:
-        yield node
-    for child in node.children:
-        yield from _nodes(child, low, high)
 
 
 def _text(node: tree_sitter.Node) -> str:
