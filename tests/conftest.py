@@ -17,11 +17,20 @@ pytest_plugins = ("tests.site_fixture",)
 USER_CACHE = Path(os.environ.get("GOTCHAS_CACHE_DIR") or platformdirs.user_cache_dir("gotchas", appauthor=False))
 
 
+#: SQLite's side files beside the verdict cache: any process that only reads the cache (another gotchas run on
+#: this machine) creates, changes and removes them, so they say nothing about this run. A write by a test still
+#: shows: the database file itself changes when its last connection closes and the log is folded into it.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 def _cache_state(root: Path) -> dict[str, tuple[int, int]]:
     """What a write into the cache would change, cheaply: the modification time and size of its top-level files
-    and of its folders two levels deep (a folder's time changes when an entry is added or removed in it)."""
+    and of its folders two levels deep (a folder's time changes when an entry is added or removed in it). The
+    cache folder's own time is left out, as SQLite's side files are: readers elsewhere change both."""
     state = {}
-    for path in [root, *root.glob("*"), *root.glob("*/*")]:
+    for path in [*root.glob("*"), *root.glob("*/*")]:
+        if path.name.endswith(_SIDE_FILES):
+            continue
         try:
             info = path.lstat()
         except OSError:

@@ -36,3 +36,15 @@ def test_the_cache_state_sees_a_new_file_and_a_file_written_again(tmp_path):
     before = _cache_state(root)
     (root / "verdicts.sqlite3").write_bytes(b"xy")  # the verdicts written again
     assert _cache_state(root) != before
+
+
+def test_sqlite_side_files_a_reader_elsewhere_makes_are_not_a_write(tmp_path):
+    root = tmp_path / "cache"
+    root.mkdir()
+    (root / "verdicts.sqlite3").write_bytes(b"x")
+    before = _cache_state(root)
+    (root / "verdicts.sqlite3-wal").write_bytes(b"w")  # another process opened the cache
+    (root / "verdicts.sqlite3-shm").write_bytes(b"s")
+    assert _cache_state(root) == before
+    (root / "kb.json").write_bytes(b"{}")  # a new file at the top is still a write
+    assert _cache_state(root) != before
