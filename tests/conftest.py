@@ -10,8 +10,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The built-site fixtures, shared by the site tests.
-pytest_plugins = ("tests.site_fixture",)
+# The built-site fixtures, shared by the site tests; the builds of this checkout made once per run (real_site,
+# real_kb_file).
+pytest_plugins = ("tests.site_fixture", "tests.prebuilt")
 
 #: The cache a run of gotchas on this machine uses (downloads, clones, verdicts): no offline test may write there.
 USER_CACHE = Path(os.environ.get("GOTCHAS_CACHE_DIR") or platformdirs.user_cache_dir("gotchas", appauthor=False))
@@ -203,11 +204,12 @@ def certificate(tmp_path_factory) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="session")
-def real_kb():
-    """This checkout's KB compiled for `audit` (entries and ledger), once for the run: nothing changes it."""
+def real_kb(real_kb_file):
+    """This checkout's KB compiled for `audit` (entries and ledger), once for the run: nothing changes it. Read
+    from the file `compiled.write` made (tests/prebuilt.py), as an installed wheel reads its kb.json."""
     from verifier import compiled
 
-    return compiled.compile_kb(REPO)
+    return compiled.read(real_kb_file)
 
 
 @pytest.fixture

@@ -166,19 +166,6 @@ def kb_root_module(tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="session")
-def real_site(tmp_path_factory):
-    """The site of the real KB and its committed ledger, built once for every module that reads it (some 20 s:
-    it holds a surface page per release and 300 upgrade pages)."""
-    from .conftest import REPO
-
-    out = tmp_path_factory.mktemp("real") / "_site"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(REPO)
-        assert main(["site", "--out", str(out)]) == 0
-    return out
-
-
 #: The browser the site's browser tests drive: Debian's chromium here and in CI; GOTCHAS_CHROMIUM names another
 #: (GitHub's runners have google-chrome). None: not here (the modules that need it skip, except under CI).
 CHROMIUM = os.environ.get("GOTCHAS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")

@@ -5,15 +5,36 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from .conftest import REPO
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 HOOKS = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+
+#: `gotchas ARGS...` as an installed wheel runs it: `verifier.cli.main` with the KB the wheel ships (its
+#: kb.json: compiled.load_packaged) — here this checkout's KB, compiled once for the run (conftest's
+#: real_kb_file, which compiled.write made as setup.py makes kb.json) instead of at each of the five audits below
+#: (some 6 s each). The checkout compiled on the fly is tests/test_audit.py's test_the_kb_of_a_checkout.
+GOTCHAS = """\
+import sys
+from verifier import compiled
+data = compiled.read(sys.argv.pop(1))
+compiled.load_packaged = lambda: data
+from verifier.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.fixture
+def gotchas(real_kb_file) -> list[str]:
+    """The command line that runs `gotchas` from this checkout with its compiled KB (arguments follow)."""
+    return [sys.executable, "-c", GOTCHAS, str(real_kb_file)]
 
 
 def test_the_action_is_composite_and_passes_inputs_only_through_the_environment():
@@ -27,13 +48,13 @@ def test_the_action_is_composite_and_passes_inputs_only_through_the_environment(
     assert passed == set(ACTION["inputs"])
 
 
-def test_the_action_audits_writes_sarif_and_a_summary_and_exits_with_the_audit_code(tmp_path):
+def test_the_action_audits_writes_sarif_and_a_summary_and_exits_with_the_audit_code(tmp_path, gotchas):
     """The audit step's own script, run by bash as the runner would, with gotchas from this checkout."""
     work = tmp_path / "repo"
     work.mkdir()
     (work / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "vllm"\nversion = "0.10.0"\n')
     wrapper = tmp_path / "gotchas"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m verifier \"$@\"\n")
+    wrapper.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(word) for word in gotchas) + ' "$@"\n')
     wrapper.chmod(0o755)
     script = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "audit")["run"]
     env = {**os.environ, "GOTCHAS_BIN": str(wrapper), "PYTHONPATH": str(REPO),
@@ -54,7 +75,7 @@ def test_the_action_audits_writes_sarif_and_a_summary_and_exits_with_the_audit_c
     assert (tmp_path / "summary.md").read_text().startswith("# Gotchas that apply to this deployment")
 
 
-def test_the_pre_commit_hook_audits_the_lock_files_a_commit_touches(tmp_path):
+def test_the_pre_commit_hook_audits_the_lock_files_a_commit_touches(tmp_path, gotchas):
     hook = next(h for h in HOOKS if h["id"] == "gotchas-audit")
     assert hook["entry"] == "gotchas audit --nothing-ok" and hook["pass_filenames"] is True
     for name in ("uv.lock", "poetry.lock", "pylock.toml", "pylock.prod.toml", "requirements.txt",
@@ -65,7 +86,7 @@ def test_the_pre_commit_hook_audits_the_lock_files_a_commit_touches(tmp_path):
     # What pre-commit runs: the entry with the touched files as arguments.
     (tmp_path / "requirements.txt").write_text("vllm==0.10.0\n")
     (tmp_path / "poetry.lock").write_text('[[package]]\nname = "sglang"\nversion = "0.5.10"\n')
-    done = subprocess.run([sys.executable, "-m", "verifier", *hook["entry"].split()[1:], "requirements.txt",
+    done = subprocess.run([*gotchas, *hook["entry"].split()[1:], "requirements.txt",
                            "poetry.lock", "--format", "json"], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     assert done.returncode == 1, done.stderr
@@ -73,7 +94,7 @@ def test_the_pre_commit_hook_audits_the_lock_files_a_commit_touches(tmp_path):
     assert [(t["engine"], t["version"], t["origin"]) for t in targets] == [
         ("vllm", "0.10.0", "requirements.txt:1"), ("sglang", "0.5.10", "poetry.lock:2")]
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy"]\n')
-    done = subprocess.run([sys.executable, "-m", "verifier", *hook["entry"].split()[1:], "pyproject.toml"],
+    done = subprocess.run([*gotchas, *hook["entry"].split()[1:], "pyproject.toml"],
                           cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
                           timeout=300)
     assert done.returncode == 0 and "nothing audited" in done.stdout  # a commit with no engine passes the hook

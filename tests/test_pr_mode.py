@@ -51,17 +51,25 @@ def test_a_pr_with_an_unknown_key_is_annotated_at_its_line(repo, capsys):
 
 
 def test_a_pr_touching_only_prose_checks_only_that_entry(repo, engine_tree, capsys):
+    """And mutates only that entry: its checks' records, then `mutate`'s (meaning mutants, all caught: the checks
+    pin their claims; neutral rewrites, none of which changes a verdict), and none of the other entry."""
     entry = repo.path / "gotchas" / "ops-other.md"
     entry.write_text(OTHER.replace("Latency climbs.", "Latency climbs sharply."))
     repo.commit("prose")
     code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
     assert code == 0
-    assert {r["entry"] for r in json.loads(out)} == {"ops-other"}
+    records = json.loads(out)
+    assert {r["entry"] for r in records} == {"ops-other"}
+    assert {r["kind"] for r in records} == {"check", "meaning", "neutral"}
+    assert {r["check"] for r in records if r["kind"] == "meaning"} == {"zero", "metric"}
+    assert all(r["caught"] for r in records if r["kind"] == "meaning")
+    assert not any(r["caught"] for r in records if r["kind"] == "neutral")
 
 
 def test_uncommitted_and_new_entries_count_as_changed(repo, engine_tree, capsys):
     (repo.path / "gotchas" / "ops-new.md").write_text(VALID_ENTRY.replace("id: ops-example", "id: ops-new"))
-    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json",
+                           "--no-mutate")
     assert {r["entry"] for r in json.loads(out)} == {"ops-new"}
 
 
@@ -69,7 +77,8 @@ def test_a_change_to_the_vocabulary_checks_everything(repo, engine_tree, capsys)
     concepts = repo.path / "gotchas" / "concepts.yaml"
     concepts.write_text(concepts.read_text() + "new-term: A new term.\n")
     repo.commit("vocabulary")
-    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json")
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "json",
+                           "--no-mutate")
     assert {r["entry"] for r in json.loads(out)} == {"ops-example", "ops-other"}
 
 
@@ -92,7 +101,11 @@ def test_markdown_summary_and_junit(repo, engine_tree, capsys):
     assert code == 1
     assert "| `ops-other` | zero | vllm | HEAD | ❌ changed | `pkg/sched.py` | not-found" in out
     assert "| `ops-other` | metric | vllm | HEAD | ✅ holds | `pkg/metrics.py`:1 |" in out
-    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "junit")
+    # after the table, mutate's report on the changed entry: the check that holds pins its claim
+    assert "metric: 2 of 2 meaning mutants caught" in out.split("| `ops-other` | metric |")[1]
+    # JUnit carries the check verdicts only (never mutate's report): no mutants to make for it
+    code, out, _ = run_cli(capsys, "check", "--changed-since", "main", "--source", f"dir:{engine_tree}", "--format", "junit",
+                           "--no-mutate")
     root = ET.fromstring(out.split("\n", 1)[1])
     assert root.get("tests") == "2" and root.get("failures") == "1"
     failure = root.find(".//testcase[@name='zero [vllm HEAD]']/failure")

@@ -49,7 +49,8 @@ def pages(out: Path):
 
 def target_of(out: Path, page: Path, link: str) -> tuple[Path, str] | None:
     """The file and fragment an internal link points at, or None for an external link."""
-    if urlparse(link).scheme or link.startswith("//"):
+    # The real site's 420,000 links to code are https: said without urlparse (which took 8 s of 9 over them).
+    if link.startswith(("https://", "http://")) or urlparse(link).scheme or link.startswith("//"):
         return None
     url, fragment = urldefrag(link)
     base = "/" + page.relative_to(out).as_posix()
