@@ -6,7 +6,8 @@ Serves a file from tests/index_server.py on 127.0.0.1 (HTTP/1.1, keep-alive) in 
 share the GIL with the client), over plain http and over TLS (a self-signed certificate for 127.0.0.1 made
 with the openssl command, given to the client as its cafile), and times `--requests` sequential
 HttpClient.get_range calls of `--size` bytes, a new client for each run (its first connection included).
-The old client is verifier/sources/_http.py at REV (default: the last urllib one), imported beside the new.
+The old client is verifier/sources/_http.py at REV (default: the last urllib one), imported beside the new
+(verifier/sources/pypi/http.py).
 Both run in the same process, alternating, `--runs` times; medians printed, with the connections the server
 accepted per run.
 """
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import machine
 from tests.index_server import IndexServer, self_signed
-from verifier.sources import _http
+from verifier.sources.pypi import http as _http
 
 LAST_URLLIB = "21a00d7"  # the last commit whose _http.py is the urllib client
 

@@ -73,7 +73,7 @@ sys.path.insert(0, str(REPO))
 from _common import machine, mib  # noqa: E402
 from verifier.cache import cache_dir  # noqa: E402
 from verifier.sources import SourceUnavailable  # noqa: E402
-from verifier.sources._http import HttpClient  # noqa: E402
+from verifier.sources.pypi import HttpClient  # noqa: E402
 
 ENGINE = "vllm"
 VERBOSE = False
@@ -149,7 +149,7 @@ def child_floor(spec: dict) -> dict:
     """The distinct (path, content) pairs from the member store (not timed), then parse + evaluate each once."""
     from verifier import code
     from verifier.evaluate import evaluate_source
-    from verifier.sources._store import MemberStore
+    from verifier.sources.archive import MemberStore
 
     kb, pairs = _load_pairs(spec["kb"], ENGINE)
     engine = kb.engines[ENGINE]
@@ -260,15 +260,17 @@ AREAS = [
     ("relocation hints: every Python file read + searched (locate.with_relocations)",
      [("verifier/locate.py", "with_relocations")]),
     ("archive or store pass for the check paths (pypi.PyPISnapshot.files)",
-     [("verifier/sources/pypi.py", "files", ("verifier/verify.py", "verify_release"))]),
+     [("verifier/sources/pypi/source.py", "files", ("verifier/verify.py", "verify_release"))]),
     ("evidence excerpts at the newest release (verify._excerpts)", [("verifier/verify.py", "_excerpts")]),
     ("ledger: record + write (ledger.EngineLedger.record, Ledger.save/save_evidence)",
-     [("verifier/_ledger_records.py", "record"), ("verifier/ledger.py", "save"),
-      ("verifier/ledger.py", "save_evidence")]),
+     [("verifier/ledger/records.py", "record"), ("verifier/ledger/folder.py", "save"),
+      ("verifier/ledger/folder.py", "save_evidence")]),
     ("loading + linting entries (cli._load)", [("verifier/cli/_common.py", "_load")]),
     ("index URL and CA bundle from pip's configuration (pip_config.configured_index_url/configured_cert)",
-     [("verifier/sources/pip_config.py", "configured_index_url"), ("verifier/sources/pip_config.py", "configured_cert")]),
-    ("listing releases (source.releases)", [("verifier/sources/pypi.py", "releases"), ("verifier/sources/git.py", "releases")]),
+     [("verifier/sources/pypi/pip_config.py", "configured_index_url"),
+      ("verifier/sources/pypi/pip_config.py", "configured_cert")]),
+    ("listing releases (source.releases)", [("verifier/sources/pypi/source.py", "releases"),
+                                          ("verifier/sources/git/source.py", "releases")]),
     ("report of the run (report.render_run, history.new_status_changes)",
      [("verifier/report/_run.py", "render_run"), ("verifier/history.py", "new_status_changes")]),
 ]
@@ -443,7 +445,8 @@ class Plan:
 
 def make_plan(work: Path) -> Plan:
     from verifier.ledger import version_key
-    from verifier.sources import _downloads, pypi
+    from verifier.sources import pypi
+    from verifier.sources.pypi import downloads as _downloads
 
     kb_root = work / "kb"
     shutil.copytree(REPO / "gotchas", kb_root / "gotchas")
@@ -468,7 +471,7 @@ def make_plan(work: Path) -> Plan:
 
 def store_complete(members: Path, plan: Plan) -> list[str]:
     """Versions whose check members the store cannot answer."""
-    from verifier.sources._store import MemberStore
+    from verifier.sources.archive import MemberStore
 
     kb, pairs = _load_pairs(str(plan.kb), ENGINE)
     engine = kb.engines[ENGINE]
@@ -537,7 +540,8 @@ def part_naive(b: Bench, plan: Plan, matrix: dict) -> None:
 # -- part 2: one new release ------------------------------------------------------------------------------
 
 def part_new(b: Bench, plan: Plan, caches: dict, shared_archives: Path) -> dict:
-    from verifier.sources import _downloads, pypi
+    from verifier.sources import pypi
+    from verifier.sources.pypi import downloads as _downloads
 
     newest = plan.releases[-1]
     older = plan.releases[:-1]
@@ -576,11 +580,11 @@ def part_new(b: Bench, plan: Plan, caches: dict, shared_archives: Path) -> dict:
 
     # The committed ledger without its newest release.
     committed = REPO / "ledger"
-    from verifier.ledger import Ledger
+    from verifier.ledger import Ledger, encode
     full = Ledger(committed).load(ENGINE)
     assert newest["version"] in full.releases, "the committed ledger lacks the newest release"
     del full.releases[newest["version"]]
-    without_newest = full.to_text()
+    without_newest = encode(full)
 
     new_cache = caches["new"]
     manifest = new_cache / "members" / f"{newest['sha256']}.json.z"

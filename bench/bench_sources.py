@@ -55,13 +55,20 @@ from verifier.entries import load_entry  # noqa: E402
 from verifier.evaluate import evaluate_source  # noqa: E402
 from verifier.ledger import Ledger, version_key  # noqa: E402
 from verifier.model import Check, Entry  # noqa: E402
-from verifier.sources import SourceUnavailable, _downloads, pypi  # noqa: E402
-from verifier.sources._archive import matches_record, parse_record, read_tar_members, record_path  # noqa: E402
-from verifier.sources._http import HttpClient  # noqa: E402
-from verifier.sources._store import MemberStore  # noqa: E402
-from verifier.sources._zip import ZipReader  # noqa: E402
+from verifier.run import verify_engine  # noqa: E402
+from verifier.sources import SourceUnavailable, pypi  # noqa: E402
+from verifier.sources.archive import (  # noqa: E402
+    MemberStore,
+    ZipReader,
+    matches_record,
+    parse_record,
+    read_tar_members,
+    record_path,
+)
+from verifier.sources.pypi import HttpClient  # noqa: E402
+from verifier.sources.pypi import downloads as _downloads  # noqa: E402
 from verifier.verdicts import VerdictCache  # noqa: E402
-from verifier.verify import selected_checks, verify_engine  # noqa: E402
+from verifier.verify import selected_checks  # noqa: E402
 
 #: Candidates for a check on a file no KB check names yet, what a new entry brings (scenario "new path"):
 #: the first whose path no check of the KB names is used.

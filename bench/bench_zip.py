@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from verifier.sources._zip import ZipReader  # noqa: E402
+from verifier.sources.archive import ZipReader  # noqa: E402
 
 
 def one(path: str) -> tuple[float, int, int]:

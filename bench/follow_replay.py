@@ -99,7 +99,7 @@ def hint_equal(reader, release, template, authored, kind) -> bool:
 def hides(ledger, entry, check, version: str) -> bool:
     """Whether writing a holding form for `check` at `version` would change the entry's status there from what
     the authored history says (a `changed` or `unverified` entry made `holds`): the change hidden."""
-    from verifier._ledger_records import CheckRecord, status_of
+    from verifier.ledger import CheckRecord, status_of
     from verifier.model import entry_rules
 
     record = ledger.entry(version, entry.id)

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from verifier import ledger as ledger_module
 from verifier.cli import main
+from verifier.ledger import folder as ledger_module
 
 from .conftest import VALID_ENTRY
 from .index_server import Faults, IndexServer

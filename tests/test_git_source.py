@@ -14,8 +14,9 @@ import pytest
 from verifier.cache import cache_dir
 from verifier.kb import Engine
 from verifier.model import Release
-from verifier.sources import SourceUnavailable, _git_snapshot
+from verifier.sources import SourceUnavailable
 from verifier.sources.git import GitSource
+from verifier.sources.git import snapshot as _git_snapshot
 
 from .gitrepo import GitRepo
 
@@ -390,8 +391,8 @@ def test_digest_names_a_file_by_its_blob_without_reading_it(history, monkeypatch
     with source_of(history) as source:
         first, same, later = (source.open(release(source, v)) for v in ("0.9.0", "0.9.1", "0.10.0"))
         reads = []
-        real = type(source._repository().git).get_object_data
-        monkeypatch.setattr(type(source._repository().git), "get_object_data",
+        real = type(source.repository().git).get_object_data
+        monkeypatch.setattr(type(source.repository().git), "get_object_data",
                             lambda git, sha: reads.append(sha) or real(git, sha))
         digest = first.digest("vllm/engine.py")
         assert digest == "git-blob:" + first.blob_id("vllm/engine.py")

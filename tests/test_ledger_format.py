@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from verifier.ledger import FORMAT_VERSION, CheckRecord, EntryRecord, Ledger, LedgerError
+from verifier.ledger import FORMAT_VERSION, CheckRecord, EntryRecord, Ledger, LedgerError, check_json, encode
 
 from .conftest import run_cli
 
@@ -158,13 +158,27 @@ def test_records_that_differ_in_any_field_stay_apart(tmp_path):
         "status": "holds", "checks": {"metric": variant}}}} for i, variant in enumerate(variants)}
     write(tmp_path, data)
     ledger = Ledger(tmp_path).load("vllm")
-    assert [ledger.releases[f"0.{i}.0"].entries["ops-example"].checks["metric"].to_json()
+    assert [check_json(ledger.releases[f"0.{i}.0"].entries["ops-example"].checks["metric"])
             for i in range(len(variants))] == variants
 
 
 def test_the_committed_ledger_reads_and_writes_back_byte_for_byte():
     from .conftest import REPO
 
-    for engine in ("vllm", "sglang"):
+    for engine in ("vllm", "sglang", "llama-cpp"):
         text = (REPO / "ledger" / f"{engine}.json").read_text()
-        assert Ledger(REPO / "ledger").load(engine).to_text() == text
+        assert encode(Ledger(REPO / "ledger").load(engine)) == text
+
+
+def test_the_committed_ledger_and_evidence_are_saved_back_byte_for_byte(tmp_path):
+    """Through `Ledger.save` and `save_evidence` (the name checks, the evidence's windows recomputed from
+    what it says), into another folder: the same bytes."""
+    from .conftest import REPO
+
+    committed = Ledger(REPO / "ledger")
+    copy = Ledger(tmp_path)
+    for engine in committed.engines():
+        copy.save(committed.load(engine))
+        copy.save_evidence(None, old=committed.load_evidence(engine), engine=engine)
+        for path in (f"{engine}.json", f"evidence/{engine}.json"):
+            assert (tmp_path / path).read_bytes() == (REPO / "ledger" / path).read_bytes(), path

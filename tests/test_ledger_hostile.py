@@ -12,9 +12,9 @@ import shutil
 import pytest
 
 from verifier import ledger as ledger_module
-from verifier.ledger import READABLE_FORMATS, EngineLedger, Ledger, LedgerError, decode
+from verifier.ledger import READABLE_FORMATS, EngineLedger, Ledger, LedgerError, decode, encode
+from verifier.run import verify_engine
 from verifier.sources.directory import DirectorySource
-from verifier.verify import verify_engine
 
 from .conftest import VALID_ENTRY, run_cli
 from .test_verify import index  # noqa: F401  (the fixture: a local package index with three vllm releases)
@@ -365,7 +365,7 @@ def test_every_single_mutation_of_a_ledger_is_read_faithfully_or_refused_with_wh
     decoder that `Ledger.load` hands a file's JSON to, without writing each to a file.)"""
     path = small_ledger / "vllm.json"
     data = json.loads(path.read_text())
-    assert json.loads(Ledger(small_ledger).load("vllm").to_text()) == data
+    assert json.loads(encode(Ledger(small_ledger).load("vllm"))) == data
     failures, read, refused = [], 0, 0
     for at, mutated in mutations(data):
         try:
@@ -379,8 +379,8 @@ def test_every_single_mutation_of_a_ledger_is_read_faithfully_or_refused_with_wh
             failures.append(f"{pointer(at)} = {json.dumps(mutated)[:200]}: {type(exc).__name__}: {exc}")
         else:
             read += 1
-            if json.loads(loaded.to_text()) != mutated:
-                failures.append(f"{pointer(at)}: misread as {loaded.to_text()[:400]}")
+            if json.loads(encode(loaded)) != mutated:
+                failures.append(f"{pointer(at)}: misread as {encode(loaded)[:400]}")
     assert not failures, "\n".join(failures[:20]) + f"\n({len(failures)} in all)"
     assert read > 50 and refused > 500  # both sides of the property were exercised
 

@@ -1,8 +1,8 @@
-"""pip's configuration read without pip's internals (verifier.sources.pip_config._pip_setting).
+"""pip's configuration read without pip's internals (verifier.sources.pypi.pip_config._pip_setting).
 
-pip's own `Configuration` is the oracle where both should agree; the precedence
-tests use only files under tmp_path (the machine's own /etc/pip.conf and the
-venv's pip.conf are filtered out), so they do not depend on the machine.
+pip's own `Configuration` is the oracle where both should agree, and `pip config debug` (pip's command line)
+for which files are read; the precedence tests use only files under tmp_path (the machine's own
+/etc/pip.conf and the venv's pip.conf are filtered out), so they do not depend on the machine.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.sources import pip_config
-from verifier.sources.pypi import configured_cert, configured_index_url
+from verifier.sources.pypi import configured_cert, configured_index_url, pip_config
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the layouts below are pip's Linux ones")
 
@@ -95,6 +94,53 @@ def test_the_files_are_pips_files_in_pips_order(home, monkeypatch, setup):
     elif setup == "devnull":
         monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     assert pip_config._pip_config_files() == pip_files()
+
+
+def pip_config_debug() -> list[str]:
+    """The files `pip config debug` lists, in the order pip applies them (its OVERRIDE_ORDER: global, user, site,
+    env), as pip's own command line prints them; none when PIP_CONFIG_FILE is os.devnull (pip then loads none)."""
+    said = subprocess.run([sys.executable, "-m", "pip", "config", "debug"], capture_output=True, text=True,
+                          check=True).stdout
+    files: dict[str, list[str]] = {}
+    kind = None
+    for line in said.splitlines():
+        if not line.startswith(" "):
+            kind = line.rstrip(":")
+        elif line.startswith("  ") and not line.startswith("   ") and kind != "env_var":
+            files.setdefault(kind, []).append(line.strip().rsplit(", exists: ", 1)[0])
+    if files.get("env", [])[0:1] == [os.devnull]:
+        return []
+    return [f for kind in ("global", "user", "site", "env") for f in files.get(kind, [])]
+
+
+@pytest.mark.parametrize("setup", ["plain", "xdg", "env-file", "devnull"])
+def test_the_files_are_the_ones_pip_config_debug_lists(home, monkeypatch, setup):
+    """pip's command line names the same files, in the same order: the XDG folders, /etc, the user's ~/.pip and
+    XDG (or ~/.config) files, the environment's, and PIP_CONFIG_FILE's (an existing one skips the user's)."""
+    if setup == "xdg":
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "cfg"))
+        monkeypatch.setenv("XDG_CONFIG_DIRS", f"{home / 'a'}{os.pathsep}{home / 'c'}")
+    elif setup == "env-file":
+        monkeypatch.setenv("PIP_CONFIG_FILE", str(write(home / "env.conf", "[global]\n")))
+    elif setup == "devnull":
+        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    files = pip_config._pip_config_files()
+    assert files == pip_config_debug()
+    if setup == "plain":
+        assert files == ["/etc/xdg/pip/pip.conf", "/etc/pip.conf", str(home / "home" / ".pip" / "pip.conf"),
+                         str(home / "home" / ".config" / "pip" / "pip.conf"), os.path.join(sys.prefix, "pip.conf")]
+
+
+def test_the_default_index_is_pips_constant_and_none_without_pip(home, monkeypatch):
+    from pip._internal.models.index import PyPI
+
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    assert pip_config.PIP_DEFAULT_INDEX == PyPI.simple_url
+    assert configured_index_url() == PyPI.simple_url
+    monkeypatch.setattr(pip_config, "_pip_installed", lambda: False)
+    assert configured_index_url() is None  # as when pip could not be imported
+    monkeypatch.setenv("PIP_INDEX_URL", MIRROR)
+    assert configured_index_url() == MIRROR
 
 
 def test_site_wide_files_include_etc_and_the_environments_file(home):
@@ -252,4 +298,14 @@ def test_the_default_index_is_pips_and_pips_configuration_module_is_not_imported
             "from pip._internal.models.index import PyPI\n"
             "assert url == PyPI.simple_url, url\n"
             "assert 'pip._internal.configuration' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_nothing_of_pip_is_imported():
+    code = ("import os, sys; os.environ['PIP_CONFIG_FILE'] = os.devnull; os.environ.pop('PIP_INDEX_URL', None)\n"
+            "from verifier.sources.pypi import configured_index_url, configured_cert\n"
+            "url = configured_index_url(); configured_cert()\n"
+            "assert url == 'https://pypi.org/simple', url\n"
+            "imported = [m for m in sys.modules if m == 'pip' or m.startswith('pip.')]\n"
+            "assert not imported, imported\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)

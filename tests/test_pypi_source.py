@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from verifier.kb import Engine
-from verifier.sources import MAX_FILE_BYTES, SourceUnavailable, _downloads, _readers, _store
-from verifier.sources._archive import ArchiveError, read_tar_members
-from verifier.sources._http import HttpClient
-from verifier.sources.pypi import PyPISource, configured_index_url
+from verifier.sources import MAX_FILE_BYTES, SourceUnavailable
+from verifier.sources.archive import ArchiveError, read_tar_members
+from verifier.sources.archive import store as _store
+from verifier.sources.pypi import HttpClient, PyPISource, configured_index_url
+from verifier.sources.pypi import downloads as _downloads
+from verifier.sources.pypi import readers as _readers
 
 from .index_server import Faults, IndexServer, make_sdist, make_wheel, tar_member
 

@@ -28,6 +28,7 @@ from verifier.ledger import (
     EntryRecord,
     Ledger,
     ReleaseRecord,
+    encode,
 )
 from verifier.safety import PathError
 
@@ -317,7 +318,7 @@ def _ledger_with(folder: Path, hint: str) -> None:
         "0.2.0": ReleaseRecord("2024-02-01", "sha256:b", "pypi", "t", "0.5.0",
                                {"ops-example": EntryRecord("changed", {"zero": record, "metric": METRIC})})})
     (folder / "ledger").mkdir(exist_ok=True)
-    text = ledger.to_text().replace('"PLACEHOLDER"', json.dumps(hint))
+    text = encode(ledger).replace('"PLACEHOLDER"', json.dumps(hint))
     (folder / "ledger" / "vllm.json").write_text(text, encoding="utf-8")
     assert Ledger(folder / "ledger").load("vllm").releases["0.2.0"].entries["ops-example"].checks["zero"].hint == hint
 

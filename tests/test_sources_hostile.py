@@ -21,12 +21,11 @@ import pytest
 
 from verifier.cli import main
 from verifier.kb import Engine
-from verifier.sources import SourceUnavailable, _http
-from verifier.sources._http import HttpClient
+from verifier.sources import SourceUnavailable
 from verifier.sources.directory import DirectorySource
 from verifier.sources.git import GitSource
-from verifier.sources.index import MAX_INDEX_PAGE
-from verifier.sources.pypi import PyPISource
+from verifier.sources.pypi import MAX_INDEX_PAGE, HttpClient, PyPISource
+from verifier.sources.pypi import http as _http
 
 from .conftest import METRICS_PY, REPO, SCHED_PY, VALID_ENTRY, run_cli
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo

@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from verifier.sources import MAX_FILE_BYTES, _archive
-from verifier.sources._archive import (
+from verifier.sources import MAX_FILE_BYTES
+from verifier.sources.archive import (
     MAX_MEMBERS,
     MAX_TAR_BYTES,
     ArchiveError,
@@ -35,6 +35,8 @@ from verifier.sources._archive import (
     safe_member_name,
     without_top_folder,
 )
+from verifier.sources.archive import members as _members
+from verifier.sources.archive import tar as _archive
 
 TOP = "pkg-1.0"
 SETTINGS = settings(max_examples=150, deadline=None,
@@ -60,7 +62,7 @@ def inflater(request, monkeypatch):
 
 def test_the_reader_inflates_with_isal_where_it_is_installed():
     # The module's own choice, not the fixture's: in a fresh interpreter.
-    chosen = subprocess.run([sys.executable, "-c", "from verifier.sources import _archive; "
+    chosen = subprocess.run([sys.executable, "-c", "from verifier.sources.archive import tar as _archive; "
                              "print(_archive._gzip_inflate.__name__)"],
                             capture_output=True, text=True, check=True).stdout.strip()
     assert chosen == (isal_zlib or zlib).__name__
@@ -526,4 +528,4 @@ def test_any_bytes_give_members_or_archive_error(data):
 @settings(max_examples=300, deadline=None)
 @given(name=st.text(alphabet="ab./\\:\x00Cé1", max_size=12))
 def test_safe_member_name_fast_path(name):
-    assert safe_member_name(name) == _archive._plain_path(name)  # the shortcut changes nothing
+    assert safe_member_name(name) == _members._plain_path(name)  # the shortcut changes nothing

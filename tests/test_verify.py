@@ -216,7 +216,7 @@ def test_checks_run_on_a_file_while_the_rest_of_the_archive_is_read(kb, index, m
     """The archive pass hands each wanted file out as it reads it: here the pass cannot go on until a check ran."""
     import threading
 
-    from verifier.sources import _readers
+    from verifier.sources.pypi import readers as _readers
 
     index.add("vllm", "vllm-0.12.0.tar.gz", sdist("0.12.0"))
     evaluated = threading.Event()

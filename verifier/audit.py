@@ -19,7 +19,7 @@ from typing import cast
 
 from packaging.version import InvalidVersion, Version
 
-from . import __version__
+from . import __version__, md
 from .compiled import condition_from_json, text_at
 from .deployment import UNKNOWN, Installed, Settings, boolean, flag_key, is_build, release_for
 from .model import (
@@ -31,12 +31,12 @@ from .model import (
     release_spans,
     setting_word,
 )
+from .urls import entry_url
 
 BITES = "bites"
 ONLY_IF = "bites only if"
 #: The groups of a report, in the order they are shown; `--fail-on holds` fails on the first two.
 GROUPS = (BITES, ONLY_IF, UNVERIFIED)
-FORMATS = ("text", "json", "markdown", "sarif")
 
 MET, NOT_MET, UNDECIDED = "met", "not met", "undecided"
 LLAMA_CPP = "llama-cpp"  # the engine whose versions may be builds, and whose parser is not argparse
@@ -527,12 +527,16 @@ def failing(result: Audit, fail_on: str) -> bool:
 
 # --- formats ---------------------------------------------------------------------------------------------
 
-def entry_url(site_url: str, entry_id: str) -> str | None:
-    return f"{site_url.rstrip('/')}/entries/{entry_id}/" if site_url else None
+def _url(site_url: str, entry_id: str) -> str | None:
+    """The entry's page on the site at `site_url` (`urls.entry_url`); None without a site."""
+    return entry_url(entry_id, site_url) if site_url else None
 
 
 def render(fmt: str, kb: dict, result: Audit, site_url: str = "") -> str:
-    return {"text": text, "json": as_json, "markdown": markdown, "sarif": sarif}[fmt](kb, result, site_url)
+    """The audit in `fmt`, one of `report.choices("audit")` (its writers are this module's)."""
+    from .report import writer
+
+    return writer("audit", fmt)(kb, result, site_url)
 
 
 def _by_target(kb: dict, result: Audit):
@@ -602,7 +606,7 @@ def text(kb: dict, result: Audit, site_url: str = "") -> str:
                 extra = [w for w in (where_words(kb, target, f), fixed_words(target, f)) if w]
                 if extra:
                     out.append(f"      {'; '.join(extra)}")
-                url = entry_url(site_url, f.id)
+                url = _url(site_url, f.id)
                 if url:
                     out.append(f"      {url}")
         if target.upgrade is not None and target.upgrade.brings:
@@ -626,7 +630,7 @@ NOTHING_AUDITED = ("nothing audited: no engine version was found at a tracked re
 def _finding_json(kb: dict, target: Target, f: Finding, site_url: str) -> dict:
     return {"id": f.id, "title": f.entry["title"], "severity": f.severity, "status": f.group,
             "only_if": list(f.conditions), "workaround": f.entry["workaround"], "parts": f.entry.get("parts", []),
-            "releases": list(f.releases), "fixed_in": f.fixed_in, "url": entry_url(site_url, f.id)}
+            "releases": list(f.releases), "fixed_in": f.fixed_in, "url": _url(site_url, f.id)}
 
 
 def as_json(kb: dict, result: Audit, site_url: str = "") -> str:
@@ -650,39 +654,38 @@ def as_json(kb: dict, result: Audit, site_url: str = "") -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def _md(value: str) -> str:
-    return value.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(kb: dict, result: Audit, site_url: str = "") -> str:
     out = ["# Gotchas that apply to this deployment", ""]
     for target, name, found in _by_target(kb, result):
-        out.append(f"## {name} {_md(target.installed.version)}" + (
-            f" (audited as {target.release})" if target.release != target.installed.version
+        out.append(f"## {md.text(name)} {md.text(target.installed.version)}" + (
+            f" (audited as {md.text(target.release)})" if target.release != target.installed.version
             and len(target.releases) <= 1 else ""))
-        out += ["", f"From {_md(_origins(target))}."]
+        out += ["", f"From {md.text(_origins(target))}."]
         out.append("")
         said = headline(kb, target, found)
-        out += [_md(said[0].upper() + said[1:]) + ".", ""]
+        out += [md.text(said[0].upper() + said[1:], start=True) + ".", ""]
         if not found:
             continue
         out += ["| status | severity | gotcha | workaround | fixed in |", "|---|---|---|---|---|"]
         for group in GROUPS:
             for f in (f for f in found if f.group == group):
-                title = f"[{_md(f.entry['title'])}]({entry_url(site_url, f.id)})" if site_url else _md(f.entry["title"])
-                status = group + ("".join(f": {_md(w)}" for w in f.conditions) if f.conditions else "")
+                title = f"[{md.inline(f.entry['title'])}]({_url(site_url, f.id)})" if site_url \
+                    else md.inline(f.entry["title"])
+                status = group + ("".join(f": {md.inline(w)}" for w in f.conditions) if f.conditions else "")
                 where = where_words(kb, target, f)
-                fixed = f.fixed_in or ("-" if target.upgrade else "")
-                out.append(f"| {status} | {f.severity} | `{f.id}`: {title}{f' ({where})' if where else ''} | "
-                           f"{_md(f.entry['workaround'])} | {fixed} |")
+                fixed = md.text(f.fixed_in or ("-" if target.upgrade else ""))
+                out.append(f"| {status} | {md.text(str(f.severity))} | {md.code(f.id)}: {title}"
+                           f"{f' ({md.text(where)})' if where else ''} | {md.inline(f.entry['workaround'])} | "
+                           f"{fixed} |")
         out.append("")
     if result.dropped:
         out += ["Not listed, because of the deployment's settings:", ""]
-        out += [f"- `{d.id}` ({d.engine} {d.release}): {_md(d.reason)}" for d in result.dropped]
+        out += [f"- {md.code(d.id, table=False)} ({md.text(d.engine)} {md.text(d.release)}): {md.inline(d.reason)}"
+                for d in result.dropped]
         out.append("")
     if not result.audited:
-        out += [_md(NOTHING_AUDITED), ""]
-    out += [f"- note: {_md(n)}" for n in result.notes]
+        out += [md.text(NOTHING_AUDITED, start=True), ""]
+    out += [f"- note: {md.inline(n)}" for n in result.notes]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -710,7 +713,7 @@ def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
                 "help": {"text": f.entry["workaround"] or f.entry["title"]},
                 "properties": {"engines": f.entry["engines"], "severity": f.severity,
                                "tags": [t for t in (f.severity,) if t]}}
-        url = entry_url(site_url, f.id)
+        url = _url(site_url, f.id)
         if url:
             rule["helpUri"] = url
         rules.append(rule)

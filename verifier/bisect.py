@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
+from .errors import EXIT_ERROR, GotchasError
 from .model import ERROR, Check, Form, Release, Verdict, check_verdict
 from .reading import FileCache, evaluate
 
@@ -30,8 +31,31 @@ class BisectResult:
     candidates: int  # commits that touched the file
 
 
-class BisectError(Exception):
+class BisectError(GotchasError, exit_code=EXIT_ERROR):
     pass
+
+
+@dataclass(frozen=True)
+class Bisected:
+    """What `gotchas bisect` found: the releases it bisected between and the check's status at each (`flip`;
+    None when the check has one status in every release), the search (`result`; None when there was nothing to
+    bisect), and the summary line of the commit found."""
+
+    flip: tuple[Release, Release, str, str] | None
+    result: BisectResult | None = None
+    summary: str | None = None
+
+
+def bisect_source(source, check: Check, transitions: list, between: list[str] | None = None) -> Bisected:
+    """`gotchas bisect` over a git source: the flip to bisect (`choose_flip`), then the first commit with the new
+    status (`bisect`). The source is this function's: it is closed however this ends (LookupError and NoForm
+    from `choose_flip`, BisectError, SourceUnavailable)."""
+    with source:
+        flip = choose_flip(source, check, source.releases(), transitions, between)
+        if flip is None or flip[2] == flip[3]:
+            return Bisected(flip)
+        result = bisect(source, check, *flip)
+        return Bisected(flip, result, source.commit_summary(result.commit) if result.commit else None)
 
 
 def find_flip(source, check: Check, releases: list[Release], cache: FileCache | None = None):

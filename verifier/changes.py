@@ -12,6 +12,7 @@ from pathlib import Path
 from git import Repo
 from git.exc import GitError, InvalidGitRepositoryError, NoSuchPathError
 
+from .errors import EXIT_USAGE, GotchasError
 from .kb import CONCEPTS_FILE, ENGINES_FILE, ENTRIES_DIR, KB, SCHEMES_FILE
 
 #: Paths whose change puts every entry in question.
@@ -19,7 +20,7 @@ EVERYTHING = (f"{ENTRIES_DIR}/{ENGINES_FILE}", f"{ENTRIES_DIR}/{SCHEMES_FILE}", 
               "verifier/", "pyproject.toml")
 
 
-class ChangesError(Exception):
+class ChangesError(GotchasError, exit_code=EXIT_USAGE):
     pass
 
 

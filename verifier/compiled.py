@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 
 from . import __version__
-from .model import Condition
+from .errors import EXIT_ERROR, GotchasError
+from .model import Condition, version_key
 
 FORMAT = 3  # 3: texts per release (bounded prose, values, parts); 2: severity, conditions of every kind
 PACKAGED = "kb.json"  # beside this module, in a wheel
@@ -31,7 +32,7 @@ PACKAGED = "kb.json"  # beside this module, in a wheel
 MAX_BYTES = 32 << 20
 
 
-class CompiledKBError(Exception):
+class CompiledKBError(GotchasError, exit_code=EXIT_ERROR):
     """The compiled KB (packaged, or compiled from a checkout) cannot be read or made; the message says why."""
 
 
@@ -83,7 +84,7 @@ def compile_loaded(kb, ledgers: dict, stored_surfaces: dict) -> dict:
                 record = release.entries.get(entry.id)
                 if record is not None:
                     found[version] = status_of(version, record.checks, bounds)
-            statuses[engine] = dict(sorted(found.items(), key=lambda kv: _order(kv[0])))
+            statuses[engine] = dict(sorted(found.items(), key=lambda kv: version_key(kv[0])))
         def compiled_condition(condition: Condition, entry=entry) -> dict:
             """The condition, with where its default is known: the releases where its witness holds, and the
             code's default per release (the release surface); an `any` carries its alternatives so."""
@@ -98,7 +99,7 @@ def compile_loaded(kb, ledgers: dict, stored_surfaces: dict) -> dict:
             defaults, spellings = _from_surfaces(condition, surfaces[condition.engine],
                                                  ledgers[condition.engine].versions())
             # `set:` asks only whether the setting is given, under any of its spellings: no default to carry
-            return {**data, "confirmed": sorted(confirmed, key=_order),
+            return {**data, "confirmed": sorted(confirmed, key=version_key),
                     "defaults": defaults if condition.given is None else {}, "spellings": spellings}
 
         conditions = [compiled_condition(c) for c in entry.conditions]
@@ -238,11 +239,6 @@ def _from_surfaces(condition: Condition, surfaces, versions: list[str]) -> tuple
         if condition.applies(version):
             defaults[version] = list(item_default(condition, item))
     return defaults, sorted(spellings - set(condition.flags))
-
-
-def _order(version: str):
-    from .ledger import version_key
-    return version_key(version)
 
 
 def condition_to_json(condition: Condition) -> dict:

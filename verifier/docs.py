@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from . import md
 from .kb import KB
 from .model import LANGUAGE_WORDS
 
@@ -19,14 +20,9 @@ DOCS_FILE = "docs/format.md"
 _BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
 
 
-def _cell(text: str) -> str:
-    """Text for one cell of a Markdown table: one line, `|` escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
 def _table(header: tuple[str, ...], rows: list[tuple]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(md.inline(c) for c in row) + " |" for row in rows]  # cells are Markdown
     return "\n".join(lines) + "\n"
 
 

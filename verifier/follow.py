@@ -372,8 +372,7 @@ def _places(template: Form, release: Release, reader: Reader) -> list[tuple[str,
         what = "the code" if place.what != "definition" else template.scope or template.pattern
         places.append((place.path, scope, f"{what} is at {place}"))
     if template.scope and matcher.search != "symbol":
-        for place in locate.cached(reader.searches, snapshot, locate.search_kind("symbol", kind), template.scope,
-                                   lambda: locate.find_symbol(snapshot, template.scope, files(), reader.parsed)):
+        for place in locate.Places(snapshot, kind, files, reader.parsed, reader.searches).symbol(template.scope):
             if not unrelated(place.symbol):
                 places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
     return places

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _yaml
+from .errors import EXIT_USAGE, GotchasError
 from .safety import name_problem
 
 ENTRIES_DIR = "gotchas"
@@ -24,7 +25,7 @@ SURFACE_PRIMARY = "env-registry"
 _ENGINE_REQUIRED = {"name", "package", "repository"}  # and tag_pattern, unless vendored_at
 
 
-class KBError(Exception):
+class KBError(GotchasError, exit_code=EXIT_USAGE):
     """The KB's own data is missing or malformed; the message names file and line."""
 
 

@@ -1,9 +1,12 @@
-"""Finding where code lives in a release: for `gotchas locate`, and for relocation hints.
+"""Finding where code lives in a release: for `gotchas locate`, relocation hints, `trace` and `follow`, which all
+search through one `Places` (a release's definitions, fragments and string texts, each search answered from the
+SearchCache when asked before).
 
 A search goes through the files of a snapshot in the language of the form it is
 for (the Python files, or the C and C++ files: `files_of`), cheaply prefiltered
 by bytes (a definition's name, or a fragment's rarest literal token), and only
-parses the candidates.
+parses the candidates. `locate_in` is the `locate` command's: it owns the source
+it is given and closes it, and the snapshot, however it ends.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from .code._tokens import NAME
 from .matchers import REGISTRY
 from .model import CHANGED, CPP_SUFFIXES, MISSING, language_of
 from .reading import FileCache
-from .sources import Snapshot, SourceUnavailable
+from .sources import Snapshot, Source, SourceUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .model import CheckResult, Form
+    from .model import CheckResult, Form, Release
     from .verdicts import SearchCache
 
 _SYMBOL = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
@@ -204,6 +207,80 @@ def cached(searches: SearchCache | None, snapshot: Snapshot, kind: str, query: s
     return places
 
 
+class Places:
+    """The one place search: where in a release a definition, a fragment or a string's text occurs, for
+    `gotchas locate`, relocation hints (`relocation_places`), `trace` and `follow`.
+
+    It searches the release's files of one kind (`kind`, `files_of` a form's language: "python" or "cpp"),
+    given as `files` (path -> bytes, or a function that reads them, called only when a search is not answered
+    by `searches`) or read from the snapshot when first needed; each search is answered from `searches` (the
+    SearchCache, by release, kind and query) when it was asked before. `cache` holds the parsed candidates, so
+    that the searches of one release parse a file once. With `kind` None, `files` are searched as given (the
+    Python and the C and C++ files of `gotchas locate` together) and nothing is cached.
+    """
+
+    def __init__(self, snapshot: Snapshot, kind: str | None = "python",
+                 files: dict[str, bytes] | Callable[[], dict[str, bytes]] | None = None,
+                 cache: FileCache | None = None, searches: SearchCache | None = None) -> None:
+        self.snapshot, self.kind, self.cache = snapshot, kind, cache or FileCache()
+        self.searches = searches if kind is not None else None
+        self._files = files
+
+    def files(self) -> dict[str, bytes]:
+        """The files searched, by path (read once)."""
+        if callable(self._files):
+            self._files = self._files()
+        elif self._files is None:
+            self._files = read_files(self.snapshot, self.kind or "python")
+        return self._files
+
+    def _search(self, what: str, query: str, compute: Callable[[], list[Place]]) -> list[Place]:
+        if self.kind is None:
+            return compute()
+        return cached(self.searches, self.snapshot, search_kind(what, self.kind), query, compute)
+
+    def symbol(self, name: str) -> list[Place]:
+        """Every definition of `name` (`find_symbol`)."""
+        return self._search("symbol", name, lambda: find_symbol(self.snapshot, name, self.files(), self.cache))
+
+    def fragment(self, fragment_code: str) -> list[Place]:
+        """Every occurrence of a `contains` fragment (`find_fragment`)."""
+        return self._search("fragment", fragment_code,
+                            lambda: find_fragment(self.snapshot, fragment_code, self.files(), self.cache))
+
+    def text(self, value: str) -> list[Place]:
+        """Every string literal holding `value` (`find_text`)."""
+        return self._search("string", value, lambda: find_text(self.snapshot, value, self.files(), self.cache))
+
+
+@dataclass(frozen=True)
+class Located:
+    """What `gotchas locate` found in a release: the number of its Python and of its C and C++ files, the
+    definitions of the code (None when it is not a dotted name) and its occurrences as a fragment."""
+
+    release: Release
+    python_files: int
+    cpp_files: int
+    definitions: list[Place] | None
+    occurrences: list[Place]
+
+
+def locate_in(source: Source, choose: Callable[[Source], Release], code_text: str,
+              status: Callable[[str], None] | None = None) -> Located:
+    """`gotchas locate`: where `code_text` is defined and occurs in the release `choose(source)` picks, across
+    its Python, C and C++ files (each read as its own language). The source is this function's: it and the
+    snapshot are closed however it ends (no such release, SourceUnavailable)."""
+    with source:
+        release = choose(source)
+        with source.open(release) as snapshot:
+            if status is not None:
+                status(f"{release.engine} {release.version}: reading the Python, C and C++ files")
+            python, cpp = read_files(snapshot, "python"), read_files(snapshot, "cpp")
+            search = Places(snapshot, None, {**python, **cpp})
+            definitions = search.symbol(code_text) if is_symbol(code_text) else None
+            return Located(release, len(python), len(cpp), definitions, search.fragment(code_text))
+
+
 def relocation_places(form: Form, snapshot: Snapshot,
                       files: dict[str, bytes] | Callable[[], dict[str, bytes]] | None = None,
                       cache: FileCache | None = None, searches: SearchCache | None = None) -> list[Place]:
@@ -213,35 +290,18 @@ def relocation_places(form: Form, snapshot: Snapshot,
     files, or the C and C++ files) by path, or a function that reads them (called only when a search is not
     answered by `searches`).
     """
-    cache = cache or FileCache()
-    kind = files_of(language_of(form.path))
-
-    def all_files() -> dict[str, bytes]:
-        return files() if callable(files) else (files if files is not None else read_files(snapshot, kind))
-
-    def symbol(name: str) -> list[Place]:
-        return cached(searches, snapshot, search_kind("symbol", kind), name,
-                      lambda: find_symbol(snapshot, name, all_files(), cache))
-
-    def text(value: str) -> list[Place]:
-        return cached(searches, snapshot, search_kind("string", kind), value,
-                      lambda: find_text(snapshot, value, all_files(), cache))
-
-    def fragment(value: str) -> list[Place]:
-        return cached(searches, snapshot, search_kind("fragment", kind), value,
-                      lambda: find_fragment(snapshot, value, all_files(), cache))
-
+    places_of = Places(snapshot, files_of(language_of(form.path)), files, cache, searches)
     search = REGISTRY[form.matcher].search if form.matcher in REGISTRY else "scope"
     try:
         places: list[Place] = []
         if search == "symbol":
-            places = symbol(form.pattern)
+            places = places_of.symbol(form.pattern)
         elif search == "fragment":
-            places = fragment(form.pattern)
+            places = places_of.fragment(form.pattern)
         elif search == "text":
-            places = text(form.pattern)
+            places = places_of.text(form.pattern)
         if not places and form.scope and search != "symbol":
-            places = symbol(form.scope)  # the code is not found: where is its scope?
+            places = places_of.symbol(form.scope)  # the code is not found: where is its scope?
     except code.BudgetExceeded:
         return []
     places = [p for p in places if not (p.path == form.path and p.symbol == form.scope)]

@@ -56,6 +56,18 @@ def release_version(text: str) -> Version | None:
         return None
 
 
+_ZERO = Version("0")
+
+
+@functools.lru_cache(maxsize=4096)  # asked again and again for the same few hundred versions
+def version_key(version: str) -> tuple[int, Version, str]:
+    """The order of release strings, the one every list of releases is sorted by: PEP 440 (a pre-release and a
+    development release before their release, a post-release after it, a local version after its public one),
+    then a version that is not PEP 440 (a checkout, `HEAD`) after every one that is, by its text."""
+    found = release_version(version)
+    return (0, found, version) if found is not None else (1, _ZERO, version)
+
+
 def _without_post(v: Version) -> Version:
     text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, v.release))
     if v.pre:

@@ -31,7 +31,7 @@ from .model import Entry, release_spans, release_version, within
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from ._ledger_records import EngineLedger
+    from .ledger import EngineLedger
     from .surface.model import Surface
 
 

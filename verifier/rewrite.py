@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 import yaml
 
 from .entries import LoadedEntry, parse_entry
+from .errors import EXIT_FINDINGS, GotchasError
 from .matchers import NAMES
 from .model import Check, Entry
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from .model import Form
 
 
-class RewriteError(Exception):
+class RewriteError(GotchasError, exit_code=EXIT_FINDINGS):
     """The entry cannot be edited as asked; the message says why. The file is left as it was."""
 
 
@@ -316,7 +317,7 @@ def write_followed(path: str | Path, loaded: LoadedEntry, check: Check, form: Fo
     from dataclasses import replace as _replace
     from pathlib import Path
 
-    from .ledger import LedgerError, _write_atomically
+    from .ledger import LedgerError, write_atomically
 
     path = Path(path)
     text = path.read_bytes().decode("utf-8")
@@ -338,7 +339,7 @@ def write_followed(path: str | Path, loaded: LoadedEntry, check: Check, form: Fo
     if [c.fingerprint for c in others] != [c.fingerprint for c in entry.checks if c.id != check.id]:
         raise RewriteError(f"{loaded.file}: writing check {check.id} would change another check; it is unchanged")
     try:
-        _write_atomically(path, edited)  # a kill or a full disk leaves the old entry, never half of one
+        write_atomically(path, edited)  # a kill or a full disk leaves the old entry, never half of one
     except LedgerError as exc:
         raise RewriteError(str(exc)) from None
     return edited

@@ -9,33 +9,45 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from .errors import EXIT_USAGE, GotchasError
 from .evaluate import Budget
 from .helper import Helper
 from .history import bounds_problems, new_status_changes
-from .ledger import Ledger, version_key
+from .ledger import EngineLedger, Ledger, version_key
 from .model import Release, entry_bounds
 from .progress import Progress
 from .sources import Source, SourceUnavailable
 from .verdicts import SearchCache, VerdictCache
-from .verify import EngineRun, choose_releases, unavailable, verify_engine, verify_release
+from .verify import EngineRun, Note, choose_releases, compute_engine, unavailable, verify_release
+
+if TYPE_CHECKING:
+    from .surface.read import SurfaceSpec
+    from .surface.store import EngineSurfaces
 
 
 @dataclass
 class VerifyRun:
     runs: list[EngineRun] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
     changes: list = field(default_factory=list)  # history.StatusChange, in newly verified releases
     problems: list = field(default_factory=list)  # releases that contradict an entry's introduced/fixed
+
+    @property
+    def failed(self) -> bool:
+        """Whether something could not be done (an engine's releases listed, a release read): a note says what."""
+        return any(note.failed for note in self.notes)
 
 
 def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[str, str], pairs: list,
                    entries: list, ledger: Ledger, *, oldest: dict[str, str], versions=None, since=None,
                    new: bool = False, prune: bool = True, wait: bool = False,
                    progress: Progress | None = None, surface_specs: dict | None = None) -> VerifyRun:
-    """Verify `pairs` engine by engine. Every engine's ledger and evidence is read (and refused, LedgerError,
-    when malformed) before any file is written. An engine whose releases cannot be listed is a note; a
-    LookupError (no such release) names the engine. The sources are closed at the end."""
+    """Verify `pairs` engine by engine, under the ledger's lock. Every engine's ledger and evidence is read (and
+    refused, LedgerError, when malformed) before any file is written; each engine's files are written as soon as
+    it is done (`verify_engine`). An engine whose releases cannot be listed is a failed note; a
+    release it does not have is a ReleaseNotFound that names the engine. The sources are closed at the end."""
     run = VerifyRun()
     verdicts = VerdictCache()
     searches = SearchCache()
@@ -58,9 +70,9 @@ def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[
                                          old_evidence=old_evidence[engine], surface_spec=specs.get(engine),
                                          surfaces=surfaces.get(engine))
                 except LookupError as exc:
-                    raise LookupError(f"{engine}: {exc}") from None
+                    raise ReleaseNotFound(f"{engine}: {exc}") from None
                 except SourceUnavailable as exc:
-                    run.notes.append(f"error: {engine}: {exc}; its ledger is unchanged")
+                    run.notes.append(Note.error(f"{engine}: {exc}; its ledger is unchanged"))
                     continue
                 run.runs.append(done)
                 run.notes.extend(done.skipped)
@@ -70,19 +82,48 @@ def verify_engines(engines: list[str], sources: dict[str, Source], labels: dict[
         for source in sources.values():
             source.close()
     run.changes = [c for done in run.runs
-                   for c in new_status_changes(before[done.engine], done.ledger or ledger.load(done.engine),
-                                               done.changed_releases)]
+                   for c in new_status_changes(before[done.engine], loaded[done.engine], done.changed_releases)]
     run.problems = [p for done in run.runs for entry in entries
-                    for p in bounds_problems(done.ledger or ledger.load(done.engine), entry.id,
+                    for p in bounds_problems(loaded[done.engine], entry.id,
                                              *entry_bounds(entry, done.engine), [r.version for r in done.releases])]
     return run
 
 
-class ReleaseNotFound(LookupError):
+def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions: list[str] | None = None,
+                  since: str | None = None, new: bool = False, source_label: str = "",
+                  progress: Progress | None = None, verdicts: VerdictCache | None = None,
+                  prune: set[str] | None = None, loaded: EngineLedger | None = None,
+                  searches: SearchCache | None = None, old_evidence: dict | None = None,
+                  surface_spec: SurfaceSpec | None = None, surfaces: EngineSurfaces | None = None) -> EngineRun:
+    """Verify `pairs` against the chosen releases of one engine (`verify.compute_engine`), then write what it
+    found: the engine's ledger once, at the end (when it changed, is of an older format or is not there yet),
+    its surface file (when surfaces were read) and its evidence.
+
+    `loaded`, `old_evidence` and `surfaces` are the engine's files when the caller has read them already
+    (`loaded` and `surfaces` are updated); else they are read here. Either way they are read (and a file that is
+    not what `verify` writes refused, LedgerError) before anything is written. Each file is replaced
+    atomically (`ledger.write_atomically`); `verify_engines` holds the ledger's lock around it.
+    """
+    loaded = loaded if loaded is not None else ledger.load(engine)
+    old_evidence = old_evidence if old_evidence is not None else ledger.load_evidence(engine)
+    done = compute_engine(engine, source, pairs, loaded, versions=versions, since=since, new=new,
+                          source_label=source_label, progress=progress, verdicts=verdicts, prune=prune,
+                          searches=searches, surface_spec=surface_spec, surfaces=surfaces)
+    if done.ledger_changed or not ledger.path(engine).exists():
+        ledger.save(loaded)  # else the file says it all already: not written again
+    if done.surfaces and done.stored_surfaces is not None:
+        ledger.save_surfaces(done.stored_surfaces)
+    if done.evidence_update is not None:
+        ledger.write_evidence(done.evidence_update, old=old_evidence)
+    return done
+
+
+class ReleaseNotFound(GotchasError, LookupError, exit_code=EXIT_USAGE):
     """An engine has no release of the version asked for; the message names the engine."""
 
 
-def _chosen_release(engine: str, source: Source, version: str) -> Release:
+def chosen_release(engine: str, source: Source, version: str) -> Release:
+    """The release `version` ("latest": the newest) of `engine` in `source`, or ReleaseNotFound."""
     try:
         return choose_releases(source.releases(), set(), versions=[version])[0]
     except LookupError as exc:
@@ -90,25 +131,25 @@ def _chosen_release(engine: str, source: Source, version: str) -> Release:
 
 
 def check_engines(engines: list[str], sources: dict[str, Source], pairs: list, version: str,
-                  progress: Progress) -> tuple[list, list[str]]:
+                  progress: Progress) -> tuple[list, list[Note]]:
     """`gotchas check`: each engine's checks against one release of it (`version`, or "latest"), with the
     relocation hints of every `changed` or `missing` verdict; (results, notes). Under a time budget (a hostile
     entry spends at most its share of matching time), with worker processes once there are files enough."""
     results: list = []
-    notes: list[str] = []
+    notes: list[Note] = []
     helper = Helper()
     try:
         with Budget(pairs).active():
             for engine in engines:
                 source = sources.get(engine)
                 if source is None:
-                    notes.append(f"note: {engine} checks not verified: no --source for {engine}")
+                    notes.append(Note(f"note: {engine} checks not verified: no --source for {engine}"))
                     continue
                 engine_pairs = [p for p in pairs if p[1].engine == engine]
                 try:
-                    release = _chosen_release(engine, source, version)
+                    release = chosen_release(engine, source, version)
                 except SourceUnavailable as exc:
-                    notes.append(f"error: {engine}: cannot list releases: {exc}")
+                    notes.append(Note.error(f"{engine}: cannot list releases: {exc}"))
                     results.extend(unavailable(engine_pairs, Release(engine, "?"), exc))
                     continue
                 progress.status(f"{engine} {release.version}: reading {len({c.path for _, c in engine_pairs})} "
@@ -134,7 +175,7 @@ def mutate_entries(entries: list, engines: list[str], sources: dict[str, Source]
             source = sources.get(name)
             if source is None:
                 continue
-            release = _chosen_release(name, source, version)
+            release = chosen_release(name, source, version)
             snapshot = source.open(release)
             try:
                 for entry in entries:

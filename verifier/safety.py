@@ -23,6 +23,8 @@ import re
 import stat
 from pathlib import Path
 
+from .errors import EXIT_USAGE, GotchasError
+
 #: Entry ids, check ids, vocabulary terms, engine keys.
 KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 #: Release versions as ledgers and sources name them (`0.10.1`, `0.10.1+cu126`, `0.5.0rc1`, `HEAD`).
@@ -35,7 +37,7 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in place of an entry must n
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-class PathError(Exception):
+class PathError(GotchasError, exit_code=EXIT_USAGE):
     """A path built from data would leave its folder, or a file is not a regular file."""
 
     def __init__(self, path: object, reason: str) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .errors import EXIT_USAGE, GotchasError
 from .kb import KB
 from .safety import name_problem
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(GotchasError, exit_code=EXIT_USAGE):
     pass
 
 

@@ -8,7 +8,7 @@ to decide one.
     releases            releases a run verified (`verify.verify_release`)
     evaluations         checks evaluated against a file's content, here or in a worker process
     helper_evaluations  those of them that a worker process evaluated
-    archive_passes      passes over an sdist (`sources._archive.read_tar_members`)
+    archive_passes      passes over an sdist (`sources.archive.read_tar_members`)
     store_misses        lookups of an archive's members that the member store could not answer whole
     downloads           archives downloaded whole into the cache
     relocation_passes   times a run read every Python file of a release, to say where code went

@@ -30,7 +30,7 @@ import builtins
 import keyword
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import overload
+from typing import TypeVar, overload
 
 from . import locate
 from .code._cpp_tokens import tokenize as cpp_tokenize
@@ -40,6 +40,8 @@ from .model import HOLDS, Check, Entry, Form, Release, Verdict, check_verdict, l
 from .reading import FileCache, evaluate
 from .rewrite import form_fields
 from .sources import Snapshot, SourceUnavailable
+
+_Walker = TypeVar("_Walker", bound="Walker")
 
 #: Names that are never a function's locals: Python's own, and the receivers of methods.
 _NOT_LOCAL = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"self", "cls"}
@@ -228,7 +230,14 @@ class Walker:
         return tuple(text[lines[0] - 1:lines[1]])
 
     def close(self) -> None:
+        """Close the snapshot open (the source is its owner's)."""
         self._close()
+
+    def __enter__(self: _Walker) -> _Walker:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def _close(self) -> None:
         if self._snapshot is not None:
@@ -316,33 +325,21 @@ def _propose(check: Check, template: Form, newer: Release | None, release: Relea
             places.append((old, template.scope, f"git: {template.path} was {old} in {release.version}"))
 
     kind = locate.files_of(language)  # the release's Python files, or its C and C++ files
-    read: dict[str, dict[str, bytes]] = {}
-
-    def files() -> dict[str, bytes]:  # read once, and only when a search is not answered by the cache
-        if kind not in read:
-            read[kind] = walker.code_files(release, kind)
-        return read[kind]
-
-    def search(what: str) -> str:
-        return locate.search_kind(what, kind)
-
+    # read once, and only when a search is not answered by the cache
+    search = locate.Places(snapshot, kind, lambda: walker.code_files(release, kind), walker.parsed, walker.searches)
     try:
         if template.scope:
-            for place in locate.cached(walker.searches, snapshot, search("symbol"), template.scope,
-                                       lambda: locate.find_symbol(snapshot, template.scope, files(), walker.parsed)):
+            for place in search.symbol(template.scope):
                 places.append((place.path, place.symbol, f"{template.scope} is defined at {place}"))
         if matcher.search == "symbol":
-            for place in locate.cached(walker.searches, snapshot, search("symbol"), template.pattern,
-                                       lambda: locate.find_symbol(snapshot, template.pattern, files(), walker.parsed)):
+            for place in search.symbol(template.pattern):
                 places.append((place.path, None, f"{template.pattern} is defined at {place}"))
         elif matcher.search == "text":
-            for place in locate.cached(walker.searches, snapshot, search("string"), template.pattern,
-                                       lambda: locate.find_text(snapshot, template.pattern, files(), walker.parsed)):
+            for place in search.text(template.pattern):
                 places.append((place.path, place.symbol if template.scope else None, f"the text is at {place}"))
         elif matcher.search == "fragment":
             for pattern, _, _ in variants:
-                for place in locate.cached(walker.searches, snapshot, search("fragment"), pattern,
-                                           lambda p=pattern: locate.find_fragment(snapshot, p, files(), walker.parsed)):
+                for place in search.fragment(pattern):
                     if plausible(place.path, place.symbol):
                         places.append((place.path, place.symbol if template.scope else None,
                                        f"the fragment occurs at {place}"))

@@ -5,12 +5,22 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from . import __version__, locate, stats
 from .evaluate import BUDGET_SPENT
 from .helper import Helper
-from .ledger import EngineLedger, Ledger, ReleaseRecord, version_key, window
+from .ledger import (
+    EngineLedger,
+    EvidenceUpdate,
+    Excerpt,
+    Excerpts,
+    ReleaseEvidence,
+    ReleaseRecord,
+    Window,
+    version_key,
+    window,
+)
 from .model import ERROR, HOLDS, Check, CheckResult, Entry, Form, Release, Verdict, check_verdict, entry_rules
 from .progress import Progress
 from .reading import FileCache, Reader, Unknown
@@ -163,7 +173,7 @@ class _Files:
 def verify_release(source: Source, release: Release, pairs: list, cache: FileCache | None = None,
                    progress: Callable[[int], None] | None = None, verdicts: VerdictCache | None = None,
                    relocate: Callable[[CheckResult], bool] | None = None,
-                   evidence: dict | None = None, parsed: FileCache | None = None,
+                   evidence: ReleaseEvidence | None = None, parsed: FileCache | None = None,
                    memo: dict | None = None, helper: Helper | None = None,
                    searches: SearchCache | None = None, surface: Callable | None = None,
                    surface_paths: Iterable[str] = ()) -> list[CheckResult]:
@@ -177,9 +187,10 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
     SearchCache, remembers the answers by release and fragment). `parsed` keeps the
     files those searches parse, for the next release, whose files are mostly the same.
 
-    With `evidence` (a dict), the lines each verdict points at, with a few
-    around them, are put in it by "entry/check", for the site to show, and the
-    commit the release holds (`commit`), when its snapshot names one.
+    With `evidence` (a ledger.ReleaseEvidence), what the site shows of the lines
+    each verdict points at is put in it by "entry/check" (the whole excerpt too,
+    with a few lines around, when its `excerpts` is not None), and the commit the
+    release holds, when its snapshot names one.
 
     `memo` (a dict kept from release to release by the caller, for the same
     `pairs`) holds the last release's verdicts and what its files were; a
@@ -199,18 +210,18 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         snapshot = source.open(release)
     except SourceUnavailable as exc:
         return unavailable(pairs, release, exc)
-    key, layout = _layout(pairs, release.version, memo)
-    by_path, paths = layout.by_path, layout.paths
-    files = _Files(layout.tasks, Reader(snapshot, cache, verdicts), helper, progress)
-    found = files.found
+    try:  # the snapshot is closed however this ends
+        key, layout = _layout(pairs, release.version, memo)
+        by_path, paths = layout.by_path, layout.paths
+        files = _Files(layout.tasks, Reader(snapshot, cache, verdicts), helper, progress)
+        found = files.found
 
-    identities = snapshot.identities(paths) if memo is not None else None
-    reused = identities is not None and memo is not None and memo.get("identities") == (key, identities)
-    if reused and memo is not None:
-        found[:] = memo["verdicts"]
-        if progress:
-            progress(len(found))
-    try:
+        identities = snapshot.identities(paths) if memo is not None else None
+        reused = identities is not None and memo is not None and memo.get("identities") == (key, identities)
+        if reused and memo is not None:
+            found[:] = memo["verdicts"]
+            if progress:
+                progress(len(found))
         try:
             if not reused:
                 # Checks run on each file as soon as the archive pass has it, while the pass goes on; with a
@@ -240,13 +251,13 @@ def verify_release(source: Source, release: Release, pairs: list, cache: FileCac
         if relocate is not None:
             results = locate.with_relocations(results, snapshot, relocate, parsed or FileCache(), searches)
         if evidence is not None:
-            whole, windows = _excerpts(results, snapshot, whole="checks" in evidence)
-            if "checks" in evidence:
-                evidence["checks"].update(whole)
-            evidence.setdefault("windows", {}).update(windows)
+            whole, windows = _excerpts(results, snapshot, whole=evidence.excerpts is not None)
+            if evidence.excerpts is not None:
+                evidence.excerpts.update(whole)
+            evidence.windows.update(windows)
             commit = snapshot.vendored_commit()  # a vendored engine's: what links to the release's code name
             if commit:
-                evidence["commit"] = commit
+                evidence.commit = commit
         if surface is not None:
             surface(snapshot)
     finally:
@@ -259,11 +270,11 @@ CONTEXT_LINES = 3
 
 
 def _excerpts(results: list[CheckResult], snapshot: Snapshot,
-              whole: bool) -> tuple[dict[str, dict], dict[str, tuple[int, list[str]]]]:
+              whole: bool) -> tuple[dict[str, Excerpt], dict[str, Window]]:
     """(the lines around each verdict's place, by entry/check, when `whole`; the window of them the site shows
     at any release, `ledger.window`)."""
-    found: dict[str, dict] = {}
-    windows: dict[str, tuple[int, list[str]]] = {}
+    found: dict[str, Excerpt] = {}
+    windows: dict[str, Window] = {}
     lines_of: dict[str, list[str] | None] = {}  # a file's lines, split once for all the verdicts on it
     for result in results:
         v = result.verdict
@@ -284,11 +295,26 @@ def _excerpts(results: list[CheckResult], snapshot: Snapshot,
             continue
         start = max(1, v.lines[0] - CONTEXT_LINES)
         end = min(len(lines), v.lines[1] + CONTEXT_LINES)
-        found[key] = {
-            "path": v.path, "start": start, "lines": lines[start - 1:end], "match": list(v.lines),
-            "verdict": v.status,
-        }
+        found[key] = Excerpt(path=v.path, start=start, lines=tuple(lines[start - 1:end]),
+                             match=(v.lines[0], v.lines[1]), verdict=v.status)
     return found, windows
+
+
+class Note(str):
+    """A line of a run's notes, printed as it reads; `failed` when it says that something could not be done (an
+    engine's releases listed, a release or its surface read): the run then exits 3 (EXIT_ERROR) when nothing
+    else is wrong. `Note.error(text)` is such a note, printed `error: TEXT`."""
+
+    failed: bool
+
+    def __new__(cls, text: str, failed: bool = False) -> Note:
+        note = super().__new__(cls, text)
+        note.failed = failed
+        return note
+
+    @classmethod
+    def error(cls, text: str) -> Note:
+        return cls(f"error: {text}", failed=True)
 
 
 @dataclass
@@ -299,12 +325,15 @@ class EngineRun:
     releases: list[Release] = field(default_factory=list)  # verified in this run, in order
     results: list[CheckResult] = field(default_factory=list)
     changed_releases: list[str] = field(default_factory=list)  # whose ledger record changed
-    skipped: list[str] = field(default_factory=list)  # notes on what was left out
-    evidence: dict | None = None  # excerpts at the newest release, when it was verified
-    windows: dict = field(default_factory=dict)  # version -> entry/check -> (first line, lines), every release
-    ledger: EngineLedger | None = None  # the engine's ledger as saved at the end of the run
+    skipped: list[Note] = field(default_factory=list)  # notes on what was left out (each a failure)
+    evidence: Excerpts | None = None  # excerpts at the newest release, when it was verified
+    windows: dict[str, dict[str, Window]] = field(default_factory=dict)  # version -> entry/check -> its window
+    # What `run` writes (verify computes, never writes):
+    ledger: EngineLedger | None = None  # the engine's ledger at the end of the run
+    ledger_changed: bool = False  # whether `ledger` says more than its file (else the file is not written again)
     surfaces: dict = field(default_factory=dict)  # version -> surface.store.ReleaseSurface read in this run
-    stored_surfaces: object | None = None  # the engine's surface file as saved at the end of the run
+    stored_surfaces: object | None = None  # the engine's surface file with them (written when `surfaces`)
+    evidence_update: EvidenceUpdate | None = None  # what goes into the evidence file, when anything does
 
 
 def _surface_candidates(spec: SurfaceSpec | None, run: EngineRun, surfaces: EngineSurfaces | None) -> list[str]:
@@ -376,27 +405,24 @@ def choose_releases(available: list[Release], known: set[str], *, versions: list
     return chosen
 
 
-def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, versions: list[str] | None = None,
-                  since: str | None = None,
-                  new: bool = False, source_label: str = "", progress: Progress | None = None,
-                  verdicts: VerdictCache | None = None, prune: set[str] | None = None,
-                  loaded: EngineLedger | None = None, searches: SearchCache | None = None,
-                  old_evidence: dict | None = None,
-                  surface_spec: SurfaceSpec | None = None, surfaces: EngineSurfaces | None = None) -> EngineRun:
-    """Verify `pairs` against the chosen releases of one engine and save the engine's ledger once, at the end.
+def compute_engine(engine: str, source: Source, pairs: list, engine_ledger: EngineLedger, *,
+                   versions: list[str] | None = None, since: str | None = None,
+                   new: bool = False, source_label: str = "", progress: Progress | None = None,
+                   verdicts: VerdictCache | None = None, prune: set[str] | None = None,
+                   searches: SearchCache | None = None,
+                   surface_spec: SurfaceSpec | None = None, surfaces: EngineSurfaces | None = None) -> EngineRun:
+    """Verify `pairs` against the chosen releases of one engine, and say what to write: nothing is written here
+    (`run.verify_engine` reads the engine's files, calls this, and writes what it returns).
 
+    `engine_ledger` is the engine's ledger as read; it is updated (`EngineRun.ledger`, with `ledger_changed`).
     `prune`, when given, is every entry id of the KB: the ledger forgets entries not among them.
-    `loaded` is the engine's ledger when the caller has read it already; it is updated. `old_evidence` is
-    its evidence, likewise. Both are read (and a file that is not what `verify` writes refused, LedgerError)
-    before anything is written.
 
     With `surface_spec` (surface.read.SurfaceSpec), each release's surface is read in the same pass as its checks'
-    files, and the engine's surface file (`surfaces`, as loaded) gets the releases read; with `--new`, a release
-    without a surface record counts as not seen.
+    files, and the engine's surfaces (`surfaces`, as loaded) get the releases read (`EngineRun.stored_surfaces`);
+    with `--new`, a release without a surface record counts as not seen. The evidence of the releases verified
+    is `EngineRun.evidence_update`.
     """
     run = EngineRun(engine)
-    engine_ledger = loaded if loaded is not None else ledger.load(engine)
-    old_evidence = old_evidence if old_evidence is not None else ledger.load_evidence(engine)
     available = source.releases()
     # With --new, a release counts as seen only when it has a verdict of every check as written now,
     # so that a new or edited entry gets its history filled in by the next scheduled run.
@@ -425,7 +451,7 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     return release.version == newest or last_status.get((result.entry, result.check.id)) == HOLDS
 
                 # every release's windows; the newest's whole excerpts too
-                evidence: dict[str, Any] = {"checks": {}} if release.version == newest else {}
+                evidence = ReleaseEvidence(excerpts={} if release.version == newest else None)
                 read_surface = None
                 if surface_spec is not None and surfaces is not None and not surfaces.current(release):
                     def read_surface(snapshot: Snapshot, release: Release = release):
@@ -433,14 +459,14 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                             run.surfaces[release.version] = surface_read.read_surface(
                                 snapshot, surface_spec, release, now, __version__, surface_memo)
                         except SourceUnavailable as exc:
-                            run.skipped.append(f"error: {engine} {release.version}: its surface could not be read "
-                                               f"({exc}); not recorded")
+                            run.skipped.append(Note.error(f"{engine} {release.version}: its surface could not be "
+                                                          f"read ({exc}); not recorded"))
                 results = verify_release(source, release, pairs, cache, verdicts=verdicts, relocate=worth_relocating,
                                          evidence=evidence, parsed=parsed, memo=memo, helper=helper,
                                          searches=searches, surface=read_surface,
                                          surface_paths=_surface_candidates(surface_spec, run, surfaces))
-                if "checks" in evidence:
-                    run.evidence = {"engine": engine, "version": release.version, "checks": evidence["checks"]}
+                if evidence.excerpts is not None:
+                    run.evidence = Excerpts(release.version, evidence.excerpts)
                 if not memo.get("reused"):  # a release carried over leaves every status as it was
                     for result in results:
                         if result.verdict.status != ERROR:
@@ -453,12 +479,12 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
                     what = "was not verified" if all(_refused_for_time(r.verdict.status, r.verdict.reason,
                                                                       r.verdict.message) for r in results) \
                         else "could not be read"
-                    run.skipped.append(f"error: {engine} {release.version} {what} "
-                                       f"({results[0].verdict.message}); not recorded in the ledger")
+                    run.skipped.append(Note.error(f"{engine} {release.version} {what} "
+                                                  f"({results[0].verdict.message}); not recorded in the ledger"))
                     continue
-                run.windows[release.version] = evidence.get("windows", {})
+                run.windows[release.version] = evidence.windows
                 if engine_ledger.record(release, results, source_label, now, __version__, bounds,
-                                        commit=evidence.get("commit")):
+                                        commit=evidence.commit):
                     run.changed_releases.append(release.version)
     finally:
         helper.close()
@@ -468,15 +494,13 @@ def verify_engine(engine: str, source: Source, pairs: list, ledger: Ledger, *, v
     changed |= engine_ledger.restatus(bounds)  # an edited `introduced` or `fixed` reaches every release, read or not
     if prune is not None:
         changed |= engine_ledger.drop_entries(prune)
-    if changed or engine_ledger.migrated or not ledger.path(engine).exists():
-        ledger.save(engine_ledger)  # else the file says it all already: not written again
     run.ledger = engine_ledger
+    run.ledger_changed = changed or engine_ledger.migrated  # a migrated file is written back as the current format
     if run.surfaces and surfaces is not None:
         surfaces.releases.update(run.surfaces)
-        ledger.save_surfaces(surfaces)
     run.stored_surfaces = surfaces
     if run.evidence is not None or run.windows:
-        entries = {entry.id for entry, _ in pairs}
-        ledger.save_evidence(run.evidence, merge=prune is None, old=old_evidence, engine=engine,
-                             windows=run.windows, entries=entries, keep=prune)
+        run.evidence_update = EvidenceUpdate(engine, run.evidence, run.windows,
+                                             frozenset(entry.id for entry, _ in pairs),
+                                             None if prune is None else frozenset(prune), merge=prune is None)
     return run

@@ -1,4 +1,7 @@
-"""The `gotchas` command: parse arguments, call the library, print, exit (the exit codes: `_common.EXIT_CODES`)."""
+"""The `gotchas` command: parse arguments, call the library, print, exit (the exit codes: `_common.EXIT_CODES`).
+
+An error a command ends with is a `verifier.errors.GotchasError`, caught here once: `gotchas: <message>` on
+stderr, and its `exit_code`."""
 
 from __future__ import annotations
 
@@ -6,9 +9,9 @@ import argparse
 import sys
 
 from .. import __version__, report
-from .. import kb as kb_module
+from ..errors import GotchasError
 from ..follow import KINDS
-from ._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, LintRefusal, UsageError, exit_codes_text
+from ._common import EXIT_OK, LintRefusal, UsageError, exit_codes_text
 from ._explore import run_bisect, run_locate, run_show, run_trace
 from ._follow import run_follow
 from ._publish import run_audit, run_new, run_schema, run_site
@@ -23,12 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, kb_module.KBError) as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except LintRefusal as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_FINDINGS
+    except GotchasError as exc:
+        print(f"gotchas: {exc.message}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("gotchas: interrupted", file=sys.stderr)
         return 130
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --changed-since: how long `mutate` may take per changed entry (default: 60)")
     check.add_argument("--no-mutate", action="store_true",
                        help="with --changed-since: do not run `mutate` on the changed entries")
-    check.add_argument("--format", choices=report.FORMATS, default="text")
+    check.add_argument("--format", choices=report.choices("check"), default="text")
     check.set_defaults(run=run_check)
 
     verify = _entry_command(commands, "verify", "verify entries against every release and record the verdicts in "
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="wait this long for another run's lock on the ledger (default: refuse at once)")
     verify.add_argument("--report", metavar="FILE", help="also write the Markdown report of the run to FILE")
     verify.add_argument("--site-url", default="", metavar="URL", help="the published site, for links in the report")
-    verify.add_argument("--format", choices=report.RUN_FORMATS, default="text")
+    verify.add_argument("--format", choices=report.choices("verify"), default="text")
     verify.set_defaults(run=run_verify)
 
     locate = commands.add_parser(
@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     mutate.add_argument("--release", default="latest", metavar="V", help="the release (default: latest)")
     mutate.add_argument("--seconds", type=float, default=120.0, metavar="S",
                         help="at most this long per entry and engine (default: 120)")
-    mutate.add_argument("--format", choices=("text", "json", "github"), default="text")
+    mutate.add_argument("--format", choices=report.choices("mutate"), default="text")
     mutate.set_defaults(run=run_mutate)
 
     site = commands.add_parser(
@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("id", metavar="ID")
     show.add_argument("--engine", help="only this engine")
     show.add_argument("--release", metavar="V", help="the entry as it reads at this release")
-    show.add_argument("--format", choices=("text", "json"), default="text")
+    show.add_argument("--format", choices=report.choices("show"), default="text")
     show.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     show.set_defaults(run=run_show)
 
@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "unverified at the release (unverified)")
     audit.add_argument("--nothing-ok", action="store_true",
                        help="exit 0, not 4, when no engine version is found (for hooks that see only some files)")
-    audit.add_argument("--format", choices=("text", "json", "markdown", "sarif"), default="text")
+    audit.add_argument("--format", choices=report.choices("audit"), default="text")
     audit.add_argument("--site-url", default="", metavar="URL", help="the published site, for a link to each entry")
     audit.set_defaults(run=run_audit)
 
@@ -299,7 +299,8 @@ def _surface_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("engine", metavar="ENGINE")
     command.add_argument("--kind", action="append", default=[], metavar="KIND",
                          help="only these kinds: flags, env, metrics, requests (repeatable, or comma-separated)")
-    command.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    command.add_argument("--format", choices=report.choices(command.prog.rsplit(" ", 1)[-1]),  # surface, diff
+                         default="text")
     command.add_argument("--ledger", metavar="PATH", help="the ledger folder (default: ledger/ in the KB)")
     command.add_argument("--source", default="", metavar="SPEC",
                          help="read releases from here instead of the ledger's surface file: pypi, git:URL_OR_PATH "

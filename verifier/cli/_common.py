@@ -1,5 +1,5 @@
 """What the commands share: finding the KB and its entries, reading `--source`, loading and linting entries,
-exit codes and the usage errors that map to them."""
+the exit codes (what each means) and the command line's own errors."""
 
 from __future__ import annotations
 
@@ -11,16 +11,17 @@ from pathlib import Path
 from .. import kb as kb_module
 from .. import lint
 from ..entries import load_entry
+from ..errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, GotchasError
 from ..model import ERROR, CheckResult, Diagnostic
 from ..progress import Progress
 from ..sources import Source
 from ..sources.directory import DirectorySource
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 #: `audit` found no engine version to audit (at a tracked release): not a pass (pip-audit and osv-scanner do so).
 EXIT_NOTHING_AUDITED = 4
 
-#: What each exit code means: the commands' `--help` and docs/format.md are written from this table.
+#: What each exit code means (0-3: verifier.errors, which every GotchasError's `exit_code` is one of): the
+#: commands' `--help` and docs/format.md are written from this table.
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "all good: lint clean, and every verified check holds; for audit, no gotcha applies",
     EXIT_FINDINGS: "something for an author to fix: a lint problem, a check that is changed or missing; for verify, "
@@ -43,11 +44,11 @@ def exit_codes_text() -> str:
     return "\n".join(lines)
 
 
-class UsageError(Exception):
-    pass
+class UsageError(GotchasError, exit_code=EXIT_USAGE):
+    """Bad arguments, or no KB here (exit 2)."""
 
 
-class LintRefusal(Exception):
+class LintRefusal(GotchasError, exit_code=EXIT_FINDINGS):
     """A command that writes or runs from entries refused to start: lint reported problems (exit 1, like any
     lint problem: something for an author to fix, not a usage error)."""
 

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, cast
 
 from .. import lint, report, run
 from ..entries import load_entry
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
-from ..ledger import Ledger, LedgerError
+from ..ledger import Ledger
 from ..model import Entry, Verdict
 from ..progress import Progress
-from ..sources import SourceUnavailable
-from ..verify import choose_releases
 from ._common import (
-    EXIT_ERROR,
     EXIT_FINDINGS,
     EXIT_OK,
     LintRefusal,
@@ -43,19 +39,8 @@ def run_show(args: argparse.Namespace) -> int:
             print(report.terminal(str(d)))
         return EXIT_FINDINGS
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
-    try:
-        release = getattr(args, "release", None)
-        if args.format == "json":
-            sys.stdout.write(json.dumps(report.show_records(kb, loaded.entry, ledger, args.engine, release),
-                                        indent=2) + "\n")
-        elif release:
-            sys.stdout.write(report.show_at(kb, loaded.entry, ledger, release, args.engine))
-        else:
-            sys.stdout.write(report.show_entry(kb, loaded.entry, ledger, args.engine))
-    except report.NoSuchRelease as exc:
-        raise UsageError(str(exc)) from None
-    except LedgerError as exc:
-        raise UsageError(str(exc)) from None
+    release = getattr(args, "release", None)
+    sys.stdout.write(report.writer("show", args.format)(kb, loaded.entry, ledger, args.engine, release))
     return EXIT_OK
 
 
@@ -66,18 +51,12 @@ def run_locate(args: argparse.Namespace) -> int:
     _check_engine(kb, args.engine)
     progress = Progress()
     source = _make_source(kb, args.engine, args.source, progress)
-    try:
-        release = choose_releases(source.releases(), set(), versions=[args.release])[0]
-        snapshot = source.open(release)
-        progress.status(f"{args.engine} {release.version}: reading the Python, C and C++ files", force=True)
-        python, cpp = locate.read_files(snapshot, "python"), locate.read_files(snapshot, "cpp")
-        files = {**python, **cpp}  # each read as its own language
-        progress.done()
-    except LookupError as exc:
-        raise UsageError(f"{args.engine}: {exc}") from None
-    except SourceUnavailable as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    release = run.chosen_release(args.engine, source, args.release)
+    snapshot = source.open(release)
+    progress.status(f"{args.engine} {release.version}: reading the Python, C and C++ files", force=True)
+    python, cpp = locate.read_files(snapshot, "python"), locate.read_files(snapshot, "cpp")
+    files = {**python, **cpp}  # each read as its own language
+    progress.done()
     print(f"{kb.engines[args.engine].name} {release.version}: {len(python)} Python files, {len(cpp)} C and C++ files")
     found = 0
     if locate.is_symbol(args.code):
@@ -111,29 +90,22 @@ def run_bisect(args: argparse.Namespace) -> int:
     if not args.source.startswith("git:"):
         raise UsageError("bisect needs a git source: --source git:URL_OR_PATH")
     source = _make_source(kb, check.engine, args.source)
+    transitions = [] if args.between else history.transitions(
+        Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine), loaded.entry.id)
     try:
-        transitions = [] if args.between else history.transitions(
-            Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine), loaded.entry.id)
-        try:
-            flip = bisect.choose_flip(source, check, source.releases(), transitions, args.between)
-        except LookupError as exc:
-            raise UsageError(f"{exc} in {args.source}") from None
-        except bisect.NoForm as exc:
-            raise UsageError(str(exc)) from None
-        if flip is None:
-            print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
-            return EXIT_FINDINGS
-        good, bad, old, new = flip
-        if old == new:
-            print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
-            return EXIT_FINDINGS
-        result = bisect.bisect(source, check, good, bad, old, new)
-    except bisect.BisectError as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except SourceUnavailable as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        flip = bisect.choose_flip(source, check, source.releases(), transitions, args.between)
+    except LookupError as exc:  # a release of --between the source does not have: said with the source
+        raise UsageError(f"{exc} in {args.source}") from None
+    except bisect.NoForm as exc:
+        raise UsageError(str(exc)) from None
+    if flip is None:
+        print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
+        return EXIT_FINDINGS
+    good, bad, old, new = flip
+    if old == new:
+        print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
+        return EXIT_FINDINGS
+    result = bisect.bisect(source, check, good, bad, old, new)
     print(f"{loaded.entry.id} / {check.id}: {old} in {good.version}, {new} in {bad.version}")
     print(f"  {result.candidates} commits touched {check.path}; {result.tested} tested")
     if result.commit is None:
@@ -154,7 +126,7 @@ def run_bisect(args: argparse.Namespace) -> int:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from ..rewrite import RewriteError, write_forms
+    from ..rewrite import write_forms
 
     kb = _kb(args)
     _check_engine(kb, args.engine)
@@ -175,11 +147,7 @@ def run_trace(args: argparse.Namespace) -> int:
     progress = Progress()
     sources = _sources(kb, args.source, args.engine, set(engines), default="pypi", progress=progress)
     floors = {engine: args.since or kb.engines[engine].oldest or None for engine in engines}
-    try:
-        traces = run.trace_checks(entry, checks, sources, floors, progress, print)
-    except SourceUnavailable as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    traces = run.trace_checks(entry, checks, sources, floors, progress, print)
     sys.stdout.write(report.trace_text(kb, entry, traces))
     if args.write:
         wrote = 0
@@ -188,11 +156,7 @@ def run_trace(args: argparse.Namespace) -> int:
                 continue
             current = load_entry(path, display=_display(kb, path))  # again: an earlier write moved the lines
             check = next(c for c in cast(Entry, current.entry).checks if c.id == found.check.id)
-            try:
-                write_forms(path, current, check, [p.fields(check) for p in found.proposals])
-            except RewriteError as exc:
-                print(f"gotchas: {exc}", file=sys.stderr)
-                return EXIT_FINDINGS
+            write_forms(path, current, check, [p.fields(check) for p in found.proposals])  # or RewriteError (1)
             wrote += len(found.proposals)
         print(f"wrote {wrote} form{'s' if wrote != 1 else ''} to {_display(kb, path)}" if wrote
               else "nothing to write")

@@ -13,7 +13,7 @@ from ..kb import KB
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
 from ..ledger import Ledger, LedgerError, version_key
 from ..progress import Progress
-from ..sources import Source, SourceUnavailable
+from ..sources import Source
 from ..surface.read import SurfaceSpec
 from ..verdicts import SearchCache, VerdictCache
 from ..verify import selected_checks
@@ -75,8 +75,8 @@ def run_follow(args: argparse.Namespace) -> int:
             elif args.new:
                 try:
                     seen = set(ledger.load(engine).versions())
-                except LedgerError as exc:
-                    print(f"gotchas: {exc}", file=sys.stderr)
+                except LedgerError as exc:  # the ledger follow would re-verify: its failure is the run's (3)
+                    print(f"gotchas: {exc.message}", file=sys.stderr)
                     return EXIT_ERROR
                 targets = [r for r in releases if r.version not in seen
                            and (not seen or version_key(r.version) > max(version_key(v) for v in seen))]
@@ -90,9 +90,6 @@ def run_follow(args: argparse.Namespace) -> int:
             finally:
                 reader.close()
                 progress.done()
-    except SourceUnavailable as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     finally:
         verdicts.close()
         searches.close()
@@ -166,8 +163,8 @@ def _reverify(kb: KB, args: argparse.Namespace, touched: list[str], engines: lis
     for engine in engines:
         try:
             versions = ledger.load(engine).versions()
-        except LedgerError as exc:
-            print(f"gotchas: {exc}", file=sys.stderr)
+        except LedgerError as exc:  # as in `gotchas verify`: the ledger being written failed the run (3)
+            print(f"gotchas: {exc.message}", file=sys.stderr)
             return EXIT_ERROR
         engine_pairs = [p for p in pairs if p[1].engine == engine]
         if not engine_pairs or not versions:
@@ -177,12 +174,12 @@ def _reverify(kb: KB, args: argparse.Namespace, touched: list[str], engines: lis
                                           oldest={engine: kb.engines[engine].oldest}, versions=versions,
                                           prune=False, wait=args.wait, progress=progress,
                                           surface_specs={engine: SurfaceSpec.of(kb.engines[engine])})
-        except (LedgerError, LookupError) as exc:
-            print(f"gotchas: {exc}", file=sys.stderr)
+        except (LedgerError, run.ReleaseNotFound) as exc:  # the entries were written: re-verifying them failed (3)
+            print(f"gotchas: {exc.message}", file=sys.stderr)
             return EXIT_ERROR
         print(f"re-verified {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at the {len(versions)} "
               f"{kb.engines[engine].name} releases of the ledger" +
               (f"; {len(verified.changes)} status change(s)" if verified.changes else ""))
-        if any(n.startswith("error:") for n in verified.notes):
+        if verified.failed:
             code = EXIT_ERROR
     return code

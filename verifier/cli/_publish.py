@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import kb as kb_module
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
-from ..ledger import Ledger, LedgerError
+from ..ledger import Ledger
 from ._common import (
     EXIT_CODES,
     EXIT_ERROR,
@@ -27,7 +27,7 @@ def run_site(args: argparse.Namespace) -> int:
     from urllib.parse import quote
 
     from .. import site
-    from ..safety import PathError, inside
+    from ..safety import inside
 
     kb = _kb(args)
     loaded, diagnostics, entries = _load_clean(kb, [])
@@ -37,11 +37,9 @@ def run_site(args: argparse.Namespace) -> int:
         ref = quote(os.environ.get("GITHUB_REF_NAME") or "main", safe="/")  # a branch name may hold '"' or '<'
         edit = f"{server}/{quote(os.environ['GITHUB_REPOSITORY'], safe='/')}/edit/{ref}/"
     out = Path(args.out)
-    try:
-        data = site.load(kb, entries, Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR), args.base_url, edit)
-        builder = site.build(data, inside(kb.root, "site/templates"), inside(kb.root, "site/assets"), out)
-    except (LedgerError, site.SiteError, PathError) as exc:  # the data, or --out, --base-url: nothing is built
-        raise UsageError(str(exc)) from None
+    # LedgerError, SiteError, PathError (exit 2): the data, or --out, --base-url; nothing is built
+    data = site.load(kb, entries, Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR), args.base_url, edit)
+    builder = site.build(data, inside(kb.root, "site/templates"), inside(kb.root, "site/assets"), out)
     print(f"built {len(builder.pages)} pages and {len(builder.files)} other files into {out}")
     return EXIT_OK
 
@@ -88,79 +86,71 @@ def run_schema(args: argparse.Namespace) -> int:
 def run_audit(args: argparse.Namespace) -> int:
     from .. import audit, compiled, deployment
 
-    try:
-        if args.kb:
-            if kb_module.find_root(args.kb) != Path(args.kb).resolve():
-                raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
-            data = compiled.compile_kb(args.kb)
-        else:
-            packaged = compiled.load_packaged()
-            if packaged is not None:
-                data = packaged
-            else:  # an editable install, or a run from a checkout: its own KB
-                root = kb_module.find_root(Path(__file__).resolve().parents[2])
-                if root is None:
-                    print("gotchas: this installation ships no compiled knowledge base; give --kb DIR",
-                          file=sys.stderr)
-                    return EXIT_ERROR
-                data = compiled.compile_kb(root)
-    except compiled.CompiledKBError as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    # CompiledKBError (exit 3): the compiled KB cannot be read or made
+    if args.kb:
+        if kb_module.find_root(args.kb) != Path(args.kb).resolve():
+            raise UsageError(f"--kb {args.kb}: not a checkout of the knowledge base (no gotchas/engines.yaml)")
+        data = compiled.compile_kb(args.kb)
+    else:
+        packaged = compiled.load_packaged()
+        if packaged is not None:
+            data = packaged
+        else:  # an editable install, or a run from a checkout: its own KB
+            root = kb_module.find_root(Path(__file__).resolve().parents[2])
+            if root is None:
+                print("gotchas: this installation ships no compiled knowledge base; give --kb DIR",
+                      file=sys.stderr)
+                return EXIT_ERROR
+            data = compiled.compile_kb(root)
     packages = {key: engine["package"] for key, engine in data["engines"].items()}
     known = {e["id"] for e in data["entries"]}
     unknown = [i for i in args.ignore if i not in known]
     if unknown:
         raise UsageError(f"--ignore: no entry {', '.join(map(repr, unknown))}")
     notes: list[str] = []
-    try:
-        settings: dict[str, deployment.Settings] = {}
-        given = [deployment.parse_log(path) for path in args.serve_log]
-        only = args.engines[0].partition("==")[0].strip().lower() if len(args.engines) == 1 else None
-        newest = {key: engine["releases"][-1] for key, engine in data["engines"].items() if engine["releases"]}
-        from_images: list = []
-        for line in args.serve:
-            container = deployment.from_docker_run(line, "--serve", notes, newest)
-            if container is None:
-                given.append(deployment.parse_serve(line, only if only in packages else None))
-                continue
-            if not container.installed and not container.settings:
-                raise UsageError(f"--serve: the docker run line runs no image of {', '.join(packages)} and no serve "
-                                 "command")
-            given += [i.settings for i in container.installed if i.settings is not None] + container.settings
-            from_images += container.installed
-        for found in given:
-            if not found.has_flags:  # a llama.cpp log: its build (below), and no flags to decide a condition
-                notes.extend(n for n in found.notes if n not in notes)
-                continue
-            if found.engine in settings:
-                raise UsageError(f"{found.origin}: a second set of {found.engine} settings "
-                                 f"(after {settings[found.engine].origin}); audit one deployment at a time")
-            settings[found.engine] = found
-        installed = deployment.from_specs(args.engines, packages)
-        if not args.engines:  # the image of a `docker run` serve line names the version
-            installed += [i for i in from_images if i.engine in packages]
-        if args.python:
-            installed += deployment.from_python(args.python, packages)
-        for path in args.requirements:
-            installed += deployment.from_file(path, packages, notes)
-        loose: list = []  # settings the files give with no version of their own (a script's serve line)
-        for path in args.files:  # files and folders of any kind the deployment declares itself in
-            if not Path(path).exists():
-                raise UsageError(f"{path}: no such file or folder")
-            declared = deployment.read_path(path, packages, notes, newest)
-            installed += declared.installed
-            loose.extend(declared.settings)
-        installed = deployment.one_per_serve_line(installed, loose, settings, notes)
-        if not (args.engines or args.python or args.requirements or args.files or from_images):
-            logged = [deployment.Installed(s.engine, s.version or "unknown", s.origin, commit=s.commit)
-                      for s in given if s.version or s.commit]
-            installed = logged or deployment.from_environment(packages)
-    except deployment.DeploymentError as exc:
-        raise UsageError(str(exc)) from None
-    except deployment.EnvironmentFailed as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    # DeploymentError (2) and EnvironmentFailed (3): what was given cannot be read, or asked
+    settings: dict[str, deployment.Settings] = {}
+    given = [deployment.parse_log(path) for path in args.serve_log]
+    only = args.engines[0].partition("==")[0].strip().lower() if len(args.engines) == 1 else None
+    newest = {key: engine["releases"][-1] for key, engine in data["engines"].items() if engine["releases"]}
+    from_images: list = []
+    for line in args.serve:
+        container = deployment.from_docker_run(line, "--serve", notes, newest)
+        if container is None:
+            given.append(deployment.parse_serve(line, only if only in packages else None))
+            continue
+        if not container.installed and not container.settings:
+            raise UsageError(f"--serve: the docker run line runs no image of {', '.join(packages)} and no serve "
+                             "command")
+        given += [i.settings for i in container.installed if i.settings is not None] + container.settings
+        from_images += container.installed
+    for found in given:
+        if not found.has_flags:  # a llama.cpp log: its build (below), and no flags to decide a condition
+            notes.extend(n for n in found.notes if n not in notes)
+            continue
+        if found.engine in settings:
+            raise UsageError(f"{found.origin}: a second set of {found.engine} settings "
+                             f"(after {settings[found.engine].origin}); audit one deployment at a time")
+        settings[found.engine] = found
+    installed = deployment.from_specs(args.engines, packages)
+    if not args.engines:  # the image of a `docker run` serve line names the version
+        installed += [i for i in from_images if i.engine in packages]
+    if args.python:
+        installed += deployment.from_python(args.python, packages)
+    for path in args.requirements:
+        installed += deployment.from_file(path, packages, notes)
+    loose: list = []  # settings the files give with no version of their own (a script's serve line)
+    for path in args.files:  # files and folders of any kind the deployment declares itself in
+        if not Path(path).exists():
+            raise UsageError(f"{path}: no such file or folder")
+        declared = deployment.read_path(path, packages, notes, newest)
+        installed += declared.installed
+        loose.extend(declared.settings)
+    installed = deployment.one_per_serve_line(installed, loose, settings, notes)
+    if not (args.engines or args.python or args.requirements or args.files or from_images):
+        logged = [deployment.Installed(s.engine, s.version or "unknown", s.origin, commit=s.commit)
+                  for s in given if s.version or s.commit]
+        installed = logged or deployment.from_environment(packages)
     result = audit.audit(data, installed, settings, set(args.ignore))
     result.notes[:0] = notes
     sys.stdout.write(audit.render(args.format, data, result, args.site_url))

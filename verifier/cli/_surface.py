@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import re
 import sys
 
-from .. import __version__, history, report
+from .. import __version__, history, report, run
 from ..kb import KB
 from ..ledger import DEFAULT_DIR as DEFAULT_LEDGER_DIR
-from ..ledger import EngineLedger, Ledger, LedgerError
+from ..ledger import EngineLedger, Ledger
 from ..model import Entry
 from ..progress import Progress
-from ..report._surface import diff_json, diff_markdown, diff_text, surface_json, surface_markdown, surface_text
-from ..sources import Source, SourceUnavailable
+from ..sources import Source
 from ..surface.diff import diff
 from ..surface.model import KIND_WORDS, KINDS, Item, Surface
 from ..surface.read import SurfaceSpec, read_surface
-from ..verify import choose_releases
-from ._common import EXIT_ERROR, EXIT_OK, UsageError, _check_engine, _close, _kb, _load, _make_source
+from ._common import EXIT_OK, UsageError, _check_engine, _close, _kb, _load, _make_source
 
 
 def _kinds(args: argparse.Namespace) -> tuple[str, ...]:
@@ -47,10 +44,7 @@ class _Surfaces:
             raise UsageError(f"{engine}: the engine registry gives no `surface` files for it")
         self.spec = spec
         self.ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
-        try:
-            self.stored = self.ledger.load_surfaces(engine)
-        except LedgerError as exc:
-            raise UsageError(str(exc)) from None
+        self.stored = self.ledger.load_surfaces(engine)
         self.source: Source | None = None
         self.progress = Progress()
 
@@ -62,10 +56,7 @@ class _Surfaces:
             return self.stored.surface(version), None
         if self.source is None:
             self.source = _make_source(self.kb, self.engine, self.args.source or "pypi", self.progress)
-        try:
-            release = choose_releases(self.source.releases(), set(), versions=[version])[0]
-        except LookupError as exc:
-            raise UsageError(f"{self.engine}: {exc}") from None
+        release = run.chosen_release(self.engine, self.source, version)
         self.progress.status(f"{self.engine} {release.version}: reading its surface", force=True)
         snapshot = self.source.open(release)
         try:
@@ -83,35 +74,23 @@ class _Surfaces:
 
 
 def _surfaces_of(args: argparse.Namespace, versions: list[str]):
-    """(kb, kinds, the surfaces reader, [(surface, note)] of `versions`), or None when a source could not be read
-    (said on stderr)."""
+    """(kb, kinds, the surfaces reader, [(surface, note)] of `versions`)."""
     kb = _kb(args)
     _check_engine(kb, args.engine)
     kinds = _kinds(args)
     surfaces = _Surfaces(kb, args, args.engine)
     try:
         return kb, kinds, surfaces, [surfaces.get(v) for v in versions]
-    except SourceUnavailable as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
-        return None
     finally:
         surfaces.close()
 
 
 def run_surface(args: argparse.Namespace) -> int:
-    found = _surfaces_of(args, [args.version])
-    if found is None:
-        return EXIT_ERROR
-    kb, kinds, _, [(surface, note)] = found
+    kb, kinds, _, [(surface, note)] = _surfaces_of(args, [args.version])
     if note:
         print(report.terminal(note), file=sys.stderr)
     name = kb.engines[args.engine].name
-    if args.format == "json":
-        sys.stdout.write(json.dumps(surface_json(args.engine, surface, kinds), indent=1, ensure_ascii=False) + "\n")
-    elif args.format == "markdown":
-        sys.stdout.write(surface_markdown(name, surface, kinds))
-    else:
-        sys.stdout.write(surface_text(name, surface, kinds))
+    sys.stdout.write(report.writer("surface", args.format)(args.engine, name, surface, kinds))
     return EXIT_OK
 
 
@@ -144,16 +123,10 @@ def _entries_about(named: list[tuple[str, Item | None, Item | None]], entries: l
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    found = _surfaces_of(args, [args.older, args.newer])
-    if found is None:
-        return EXIT_ERROR
-    kb, kinds, surfaces, [(older, note_a), (newer, note_b)] = found
+    kb, kinds, surfaces, [(older, note_a), (newer, note_b)] = _surfaces_of(args, [args.older, args.newer])
     notes = [n for n in (note_a, note_b) if n]
     result = diff(older, newer, kinds)
-    try:
-        engine_ledger = surfaces.ledger.load(args.engine)
-    except LedgerError as exc:
-        raise UsageError(str(exc)) from None
+    engine_ledger = surfaces.ledger.load(args.engine)
     changes = []
     if older.version in engine_ledger.releases and newer.version in engine_ledger.releases:
         changes = history.between(engine_ledger, older.version, newer.version)
@@ -169,11 +142,5 @@ def run_diff(args: argparse.Namespace) -> int:
     named = [(wanted, _find(older, wanted), _find(newer, wanted)) for wanted in args.name]
     about = _entries_about(named, entries, engine_ledger, older.version, newer.version)
     name = kb.engines[args.engine].name
-    if args.format == "json":
-        sys.stdout.write(json.dumps(diff_json(args.engine, result, changes, named, about), indent=1,
-                                    ensure_ascii=False) + "\n")
-    elif args.format == "markdown":
-        sys.stdout.write(diff_markdown(name, result, changes, titles, named, about))
-    else:
-        sys.stdout.write(diff_text(name, result, changes, titles, named, about))
+    sys.stdout.write(report.writer("diff", args.format)(args.engine, name, result, changes, titles, named, about))
     return EXIT_OK

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from .. import kb as kb_module
@@ -37,14 +38,11 @@ def run_check(args: argparse.Namespace) -> int:
     _check_engine(kb, args.engine)
     names = args.entries
     if args.changed_since:
-        from ..changes import ChangesError, entries_to_check
+        from ..changes import entries_to_check
 
         if args.entries:
             raise UsageError("give entries or --changed-since, not both")
-        try:
-            files = entries_to_check(kb, args.changed_since)
-        except ChangesError as exc:
-            raise UsageError(str(exc)) from None
+        files = entries_to_check(kb, args.changed_since)
         if files == []:
             sys.stdout.write(report.render(args.format, [], [], ["no entry changed"], 0))
             return EXIT_OK
@@ -52,7 +50,7 @@ def run_check(args: argparse.Namespace) -> int:
     loaded, diagnostics, entries = _load(kb, names)
     pairs = list(selected_checks(entries, args.engine))
     results: list = []
-    notes: list[str] = []
+    notes: Sequence[str] = []
     reports = []
     if not args.offline:
         diagnostics = diagnostics + _surface_diagnostics(kb, entries, args)
@@ -63,8 +61,6 @@ def run_check(args: argparse.Namespace) -> int:
         sources = _make_sources(kb, given if args.source else dict.fromkeys(engines_needed, "pypi"), progress)
         try:
             results, notes = run.check_engines(sorted(engines_needed), sources, pairs, args.release, progress)
-        except run.ReleaseNotFound as exc:
-            raise UsageError(str(exc)) from None
         finally:
             _close(*sources.values())
         if args.changed_since and not args.no_mutate and entries and not diagnostics:
@@ -124,10 +120,8 @@ def run_verify(args: argparse.Namespace) -> int:
                                       versions=args.release, since=args.since, new=args.new, prune=not args.entries,
                                       wait=args.wait, progress=progress,
                                       surface_specs={name: SurfaceSpec.of(kb.engines[name]) for name in engines})
-    except LookupError as exc:
-        raise UsageError(str(exc)) from None
-    except LedgerError as exc:
-        print(f"gotchas: {exc}", file=sys.stderr)
+    except LedgerError as exc:  # the ledger is what verify writes: its failure is the run's (3), not the data's (2)
+        print(f"gotchas: {exc.message}", file=sys.stderr)
         return EXIT_ERROR
     results = [r for done in verified.runs for r in done.results]
 
@@ -138,9 +132,8 @@ def run_verify(args: argparse.Namespace) -> int:
     sys.stdout.write(rendered(args.format))
     if args.report:
         Path(args.report).write_text(rendered("markdown"), encoding="utf-8")
-    failed_engines = any(n.startswith("error:") for n in verified.notes)
     code = _exit_code(diagnostics, results, bool(verified.changes) or bool(verified.problems))
-    return EXIT_ERROR if code == EXIT_OK and failed_engines else code
+    return EXIT_ERROR if code == EXIT_OK and verified.failed else code
 
 
 def run_mutate(args: argparse.Namespace) -> int:
@@ -165,7 +158,4 @@ def _mutated(kb: kb_module.KB, entries: list[Entry], engines: set[str], location
              seconds: float) -> list:
     progress = Progress()
     sources = _make_sources(kb, locations, progress)
-    try:
-        return run.mutate_entries(entries, sorted(engines), sources, version, seconds, progress)
-    except run.ReleaseNotFound as exc:
-        raise UsageError(str(exc)) from None
+    return run.mutate_entries(entries, sorted(engines), sources, version, seconds, progress)

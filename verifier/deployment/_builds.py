@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..errors import EXIT_USAGE, GotchasError
+
 ENGINE = "llama-cpp"
 BUILDS_FILE = "llama-cpp-builds.yaml"
 _FIELDS = {"build", "commit", "source", "evidence", "note"}
@@ -32,7 +34,7 @@ _HEX = re.compile(r"[0-9a-f]{7,40}")
 NOT_A_BUILD_NUMBER = (0, 1)
 
 
-class BuildsError(Exception):
+class BuildsError(GotchasError, exit_code=EXIT_USAGE):
     """The builds file is not what this module reads; the message names the file and line."""
 
 

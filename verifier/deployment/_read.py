@@ -6,16 +6,17 @@ import os
 import stat
 from pathlib import Path
 
+from ..errors import EXIT_ERROR, EXIT_USAGE, GotchasError
 from ..safety import read_fd
 
 MAX_FILE_BYTES = 16 << 20
 
 
-class DeploymentError(Exception):
+class DeploymentError(GotchasError, exit_code=EXIT_USAGE):
     """What was given cannot be read as a deployment (exit 2); the message names the file and line."""
 
 
-class EnvironmentFailed(Exception):
+class EnvironmentFailed(GotchasError, exit_code=EXIT_ERROR):
     """Another environment could not be asked (exit 3): its interpreter failed or said nothing readable."""
 
 

@@ -8,10 +8,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from .. import md
 from ..model import CHANGED, ERROR, HOLDS, MISSING, CheckResult, Diagnostic
+from ._formats import choices, writer
 from ._terminal import terminal
 
-FORMATS = ("text", "json", "github", "markdown", "junit")
+FORMATS = choices("check")
 
 #: What XML 1.0 does not allow: C0 controls but tab, newline and return; lone surrogates; U+FFFE and U+FFFF.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -19,18 +21,12 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult],
            notes: Sequence[str] = (), entries: int = 0) -> str:
-    """The whole report; `entries` is how many entry files were read."""
-    renderers = {"text": text, "json": as_json, "github": github, "markdown": check_markdown, "junit": junit}
-    found = renderers[fmt](diagnostics, results, notes, entries)
+    """The whole report in `fmt` (one of `choices("check")`); `entries` is how many entry files were read."""
+    found = writer("check", fmt)(diagnostics, results, notes, entries)
     return terminal(found) if fmt in ("text", "github") else found
 
 
 _ICONS = {HOLDS: "✅", CHANGED: "❌", MISSING: "❔", ERROR: "⚠️"}
-
-
-def _md(value: object) -> str:
-    """Text safe in a Markdown table cell."""
-    return str(value or "").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
 def check_markdown(diagnostics: Sequence[Diagnostic], results: Sequence[CheckResult], notes: Sequence[str] = (),
@@ -39,19 +35,20 @@ def check_markdown(diagnostics: Sequence[Diagnostic], results: Sequence[CheckRes
     out = ["## gotchas check", "", summary(diagnostics, results, entries), ""]
     if diagnostics:
         out += ["### Lint problems", "", "| file | line | rule | problem |", "|---|---|---|---|"]
-        out += [f"| `{_md(d.path)}` | {d.line} | {d.code} | {_md(d.message)} |" for d in diagnostics]
+        out += [f"| {md.code(d.path)} | {d.line} | {md.text(d.code)} | {md.inline(d.message)} |" for d in diagnostics]
         out.append("")
     if results:
         out += ["### Checks", "", "| entry | check | engine | release | verdict | where | reason / hint |",
                 "|---|---|---|---|---|---|---|"]
         for r in results:
             v = r.verdict
-            where = f"`{_md(v.path or r.check.path)}`" + (f":{v.lines[0]}" if v.lines else "")
+            where = md.code(v.path or r.check.path) + (f":{v.lines[0]}" if v.lines else "")
             detail = " ".join(x for x in (v.reason, v.hint and f"hint: {v.hint}") if x)
-            out.append(f"| `{_md(r.entry)}` | {_md(r.check.id)} | {_md(r.release.engine)} | {_md(r.release.version)} | "
-                       f"{_ICONS.get(v.status, '')} {v.status} | {where} | {_md(detail)} |")
+            out.append(f"| {md.code(r.entry)} | {md.text(r.check.id)} | {md.text(r.release.engine)} | "
+                       f"{md.text(r.release.version)} | {_ICONS.get(v.status, '')} {md.text(v.status)} | {where} | "
+                       f"{md.inline(detail)} |")
         out.append("")
-    out += [f"- {_md(n)}" for n in notes]
+    out += [f"- {md.inline(n, start=True)}" for n in notes]
     return "\n".join(out) + "\n"
 
 

@@ -3,6 +3,7 @@ lines side by side; and the same as Markdown for the nightly pull request's body
 
 from __future__ import annotations
 
+from .. import md
 from ._terminal import _terminal_lines
 
 #: Characters of each side of a side-by-side line.
@@ -78,7 +79,6 @@ def side_by_side(old: tuple[str, ...], new: tuple[str, ...], old_label: str, new
 def follow_markdown(found: list, written: dict) -> str:
     """The section of the nightly report: the forms written without a person, then the proposals to review."""
     from ..rewrite import _lines_of, form_fields
-    from ._check import _md
 
     moved = [f for f in found if written.get((f.entry, f.check.id, f.release)) == "written"]
     review = [f for f in found if f not in moved]
@@ -92,32 +92,26 @@ def follow_markdown(found: list, written: dict) -> str:
         out += ["| entry | check | release | new place |", "|---|---|---|---|"]
         for f in moved:
             p = f.best
-            out.append(f"| {_md(f.entry)} | {_md(f.check.id)} | {_md(f.release)} | "
-                       f"`{_md(p.form.path)}`{' in `' + _md(p.form.scope) + '`' if p.form.scope else ''} |")
+            out.append(f"| {md.text(f.entry)} | {md.text(f.check.id)} | {md.text(f.release)} | "
+                       f"{md.code(p.form.path)}{' in ' + md.code(p.form.scope) if p.form.scope else ''} |")
         out.append("")
     for f in review:
-        out.append(f"### {_md(f.entry)} / {_md(f.check.id)} ({_md(f.release)})")
+        out.append(f"### {md.text(f.entry)} / {md.text(f.check.id)} ({md.text(f.release)})")
         out.append("")
         if not f.proposals:
-            out.append(_md(f.note or "no proposal"))
+            out.append(md.inline(f.note or "no proposal", start=True))
             out.append("")
             continue
         p = f.proposals[0]
-        out.append(f"Proposal ({p.kind}): {_md(_judgement(p))}. {_md(p.how)}")
+        out.append(f"Proposal ({md.text(p.kind)}): {md.inline(_judgement(p))}. {md.inline(p.how)}")
         out.append("")
         out.append("```yaml")
-        out.extend(_fence(line) for line in _lines_of(form_fields(p.form), 0))
+        out.extend(md.fence(line) for line in _lines_of(form_fields(p.form), 0))
         out.append("```")
         out.append("")
         out.append("```diff")
-        out.extend(_fence("- " + line) for line in p.old)
-        out.extend(_fence("+ " + line) for line in p.new)
+        out.extend(md.fence("- " + line) for line in p.old)
+        out.extend(md.fence("+ " + line) for line in p.new)
         out.append("```")
         out.append("")
     return "\n".join(out) + "\n"
-
-
-def _fence(line: str) -> str:
-    """A line safe inside a fenced block: no run of backticks that would close it, no control characters."""
-    line = "".join(c if c >= " " or c == "\t" else "?" for c in line)
-    return line.replace("```", "`\u200b``")

@@ -6,17 +6,26 @@ from __future__ import annotations
 import json
 
 from ._check import annotation
+from ._formats import writer
 from ._terminal import terminal
 
 
 def mutate_report(fmt: str, kb, reports) -> str:
-    """What `gotchas mutate` found: per check, the meaning mutants caught and those that survived (with their
-    diff), and any reformat that changed a verdict."""
-    if fmt == "json":
-        records = [o.to_json(r.entry.id, r.engine, r.release.version) for r in reports for o in r.outcomes]
-        return json.dumps(records, indent=2) + "\n"
-    if fmt == "github":
-        return mutate_github(reports)
+    """What `gotchas mutate` found, in `fmt` (one of `choices("mutate")`): per check, the meaning mutants caught
+    and those that survived (with their diff), and any reformat that changed a verdict."""
+    return writer("mutate", fmt)(kb, reports)
+
+
+def mutate_json(kb, reports) -> str:
+    records = [o.to_json(r.entry.id, r.engine, r.release.version) for r in reports for o in r.outcomes]
+    return json.dumps(records, indent=2) + "\n"
+
+
+def mutate_annotations(kb, reports) -> str:
+    return mutate_github(reports)
+
+
+def mutate_text(kb, reports) -> str:
     out = []
     caught = total = flips = bound = 0
     for r in reports:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..model import CHANGED, ERROR, HOLDS, MISSING
-from ._check import _md, as_json, summary
+from .. import md
+from ..model import CHANGED, ERROR, HOLDS, MISSING, version_key
+from ..urls import entry_url, release_url
+from ._check import as_json, summary
+from ._formats import choices, writer
 from ._terminal import terminal
 
 if TYPE_CHECKING:
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     from ..model import CheckResult, Diagnostic
     from ..verify import EngineRun
 
-RUN_FORMATS = ("text", "json", "markdown")
+RUN_FORMATS = choices("verify")
 
 
 def render_run(fmt: str, kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
@@ -27,13 +30,27 @@ def render_run(fmt: str, kb: KB, runs: Sequence[EngineRun], changes: Sequence[St
                problems: Sequence[BoundsProblem] = ()) -> str:
     """The report of a `verify` run: `changes` (history.StatusChange) are the entries whose status changed in a
     release verified by the run, `problems` (history.BoundsProblem) where the code contradicts an entry's
-    `introduced` or `fixed`."""
+    `introduced` or `fixed`. `fmt` is one of `choices("verify")`."""
+    return writer("verify", fmt)(kb, runs, changes, diagnostics, notes, entries, site_url, problems)
+
+
+def verify_text(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
+                diagnostics: Sequence[Diagnostic], notes: Sequence[str], entries: int, site_url: str = "",
+                problems: Sequence[BoundsProblem] = ()) -> str:
     results = [r for run in runs for r in run.results]
-    if fmt == "json":
-        return as_json(diagnostics, results)
-    if fmt == "markdown":
-        return run_markdown(kb, runs, changes, diagnostics, notes, site_url, problems)
     return terminal(_run_text(kb, runs, changes, diagnostics, notes, entries, problems, results))
+
+
+def verify_json(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
+                diagnostics: Sequence[Diagnostic], notes: Sequence[str], entries: int, site_url: str = "",
+                problems: Sequence[BoundsProblem] = ()) -> str:
+    return as_json(diagnostics, [r for run in runs for r in run.results])
+
+
+def verify_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
+                    diagnostics: Sequence[Diagnostic], notes: Sequence[str], entries: int, site_url: str = "",
+                    problems: Sequence[BoundsProblem] = ()) -> str:
+    return run_markdown(kb, runs, changes, diagnostics, notes, site_url, problems)
 
 
 def _run_text(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange], diagnostics: Sequence[Diagnostic],
@@ -93,8 +110,8 @@ def _change_groups(changes: Sequence[StatusChange]):
 def _lines(record: CheckRecord) -> str:
     if record.lines:
         a, b = record.lines
-        return f"`{record.path}:{a}`" + (f"–{b}" if b != a else "")
-    return f"`{record.path}`"
+        return md.code(f"{record.path}:{a}") + (f"–{b}" if b != a else "")
+    return md.code(record.path)
 
 
 def run_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChange],
@@ -102,13 +119,12 @@ def run_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChan
                  problems: Sequence[BoundsProblem] = ()) -> str:
     from ..history import describe_verdict
 
-    site = site_url.rstrip("/") + "/" if site_url else ""
     out = ["# Verification report", ""]
     for run in runs:
-        name = kb.engines[run.engine].name
+        name = md.text(kb.engines[run.engine].name)
         if run.releases:
-            versions = ", ".join(f"[{r.version}]({site}engines/{run.engine}/{r.version}/)" if site else r.version
-                                 for r in run.releases)
+            versions = ", ".join(f"[{md.text(r.version)}]({release_url(run.engine, r.version, site_url)})"
+                                 if site_url else md.text(r.version) for r in run.releases)
             out.append(f"- **{name}**: verified {versions}.")
         else:
             out.append(f"- **{name}**: no new release.")
@@ -117,27 +133,30 @@ def run_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChan
         out += [f"## {title}", "", "| engine | entry | before | after | check | verdicts | where |",
                 "|---|---|---|---|---|---|---|"]
         for c in group:
-            engine = kb.engines[c.engine].name if c.engine in kb.engines else c.engine
+            engine = md.text(kb.engines[c.engine].name if c.engine in kb.engines else c.engine)
             for t in c.checks or [None]:
                 check = t.check if t else ""
                 verdicts = f"{describe_verdict(t.before)} → {describe_verdict(t.after)}" if t else ""
                 where = (f"{_lines(t.before)} → {_lines(t.after)}" if t else "")
                 if t and t.after.hint:
-                    where += f"<br>hint: {t.after.hint}"
-                entry = f"[`{c.entry}`]({site}entries/{c.entry}/)" if site else f"`{c.entry}`"
-                out.append(f"| {engine} | {entry} | {c.before} in {c.before_version} | "
-                           f"{c.after} in {c.after_version} | {_md(check)} | {_md(verdicts)} | "
-                           f"{where.replace('|', '&#124;')} |")
+                    where += f"<br>hint: {md.inline(t.after.hint)}"
+                entry = f"[{md.code(c.entry)}]({entry_url(c.entry, site_url)})" if site_url else md.code(c.entry)
+                out.append(f"| {engine} | {entry} | {md.text(f'{c.before} in {c.before_version}')} | "
+                           f"{md.text(f'{c.after} in {c.after_version}')} | {md.text(check)} | "
+                           f"{md.text(verdicts)} | {where} |")
         out.append("")
     if not changes:
         out += ["No entry changed status.", ""]
     out += _surface_section(kb, runs)
     if problems:
-        out += ["## Releases that contradict `introduced` or `fixed`", ""] + [f"- {_md(p)}" for p in problems] + [""]
+        out += ["## Releases that contradict `introduced` or `fixed`", ""]
+        out += [f"- {md.inline(p, start=True)}" for p in problems] + [""]
     if diagnostics:
-        out += ["## Lint problems", ""] + [f"- `{d.path}:{d.line}` {d.code} {d.message}" for d in diagnostics] + [""]
+        out += ["## Lint problems", ""]
+        out += [f"- {md.code(f'{d.path}:{d.line}', table=False)} {md.text(d.code)} {md.inline(d.message)}"
+                for d in diagnostics] + [""]
     if notes:
-        out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+        out += ["## Notes", ""] + [f"- {md.inline(n, start=True)}" for n in notes] + [""]
     return "\n".join(out)
 
 
@@ -148,7 +167,6 @@ _SURFACE_ROWS = 40
 def _surface_section(kb: KB, runs: Sequence[EngineRun]) -> list[str]:
     """What the newest release read in the run changes in the release surface, against the release recorded
     before it (`gotchas diff ENGINE FROM TO` for the whole)."""
-    from ..ledger import version_key
     from ..surface.diff import diff
     from ._surface import _side
 
@@ -165,13 +183,15 @@ def _surface_section(kb: KB, runs: Sequence[EngineRun]) -> list[str]:
                 continue
             name = kb.engines[run.engine].name
             counts = ", ".join(f"{n} {what}" for what, n in result.counts().items() if n)
-            out += [f"## Release surface: {_md(name)} {_md(older.version)} → {_md(version)}", "",
-                    f"{counts} (`gotchas diff {run.engine} {older.version} {version}`).", "",
+            out += [f"## Release surface: {md.text(name)} {md.text(older.version)} → {md.text(version)}", "",
+                    f"{counts} ({md.code(f'gotchas diff {run.engine} {older.version} {version}', table=False)}).",
+                    "",
                     "| change | kind | name | before | after |", "|---|---|---|---|---|"]
             shown = [c for c in result.changes if c.what != "added"] + result.of("added")
             for c in shown[:_SURFACE_ROWS]:
                 what = c.what + (f" ({', '.join(c.fields)})" if c.fields else "")
-                out.append(f"| {what} | {c.kind} | `{_md(c.name)}` | {_md(_side(c.before))} | {_md(_side(c.after))} |")
+                out.append(f"| {md.text(what)} | {c.kind} | {md.code(c.name)} | {md.text(_side(c.before))} | "
+                           f"{md.text(_side(c.after))} |")
             if len(shown) > _SURFACE_ROWS:
                 out.append(f"| … | | {len(shown) - _SURFACE_ROWS} more | | |")
             out.append("")
@@ -180,8 +200,6 @@ def _surface_section(kb: KB, runs: Sequence[EngineRun]) -> list[str]:
 
 def _previous_surface(run: EngineRun, version: str):
     """The surface of the release recorded just before `version` (read in this run, or on file)."""
-    from ..ledger import version_key
-
     stored = getattr(run, "stored_surfaces", None)
     candidates = dict(stored.releases) if stored is not None else {}
     candidates.update(run.surfaces)

@@ -3,8 +3,10 @@ check's history, its transitions and what contradicts its bounds; or the same as
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
+from ..errors import EXIT_USAGE, GotchasError
 from ..model import HOLDS, entry_bounds, entry_rules
 from ._terminal import _terminal_lines
 
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
     from ..model import Entry
 
 
-class NoSuchRelease(Exception):
+class NoSuchRelease(GotchasError, exit_code=EXIT_USAGE):
     """`show --release V` names a release no ledger of the entry's engines has."""
 
 
@@ -93,6 +95,20 @@ def show_records(kb: KB, entry: Entry, ledger: Ledger, engine_filter: str | None
                 record["parts"] = text.parts
             records.append(record)
     return records
+
+
+def show_json(kb: KB, entry: Entry, ledger: Ledger, engine_filter: str | None = None,
+              release: str | None = None) -> str:
+    """`gotchas show ID --format json`: `show_records`, as JSON."""
+    return json.dumps(show_records(kb, entry, ledger, engine_filter, release), indent=2) + "\n"
+
+
+def show_text(kb: KB, entry: Entry, ledger: Ledger, engine_filter: str | None = None,
+              release: str | None = None) -> str:
+    """`gotchas show ID`: the entry's history (`show_entry`), or with `release`, the entry as that release's reader
+    reads it (`show_at`)."""
+    return show_at(kb, entry, ledger, release, engine_filter) if release else show_entry(kb, entry, ledger,
+                                                                                        engine_filter)
 
 
 def show_at(kb: KB, entry: Entry, ledger: Ledger, release: str, engine_filter: str | None = None) -> str:

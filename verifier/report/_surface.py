@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, cast
 
+from .. import md
+from ..ledger import check_json
 from ..model import HOLDS
 from ..surface.model import KINDS, Item
-from ._check import _md
+from ._formats import choices
 from ._terminal import _terminal_lines
 
 if TYPE_CHECKING:
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
     from ..surface.diff import SurfaceDiff
     from ..surface.model import Surface
 
-SURFACE_FORMATS = ("text", "json", "markdown")
+SURFACE_FORMATS = choices("surface")
 _KIND_TITLES = {"flag": "Flags", "env": "Environment variables", "metric": "Metrics", "request": "Request fields"}
 
 
@@ -52,7 +55,7 @@ def surface_text(engine_name: str, surface: Surface, kinds: tuple[str, ...]) -> 
 
 
 def surface_markdown(engine_name: str, surface: Surface, kinds: tuple[str, ...]) -> str:
-    out = [f"# {_md(engine_name)} {_md(surface.version)}: release surface", ""]
+    out = [f"# {md.text(engine_name)} {md.text(surface.version)}: release surface", ""]
     for kind in kinds:
         items = surface.of_kind(kind)
         if not items:
@@ -60,10 +63,10 @@ def surface_markdown(engine_name: str, surface: Surface, kinds: tuple[str, ...])
         out += [f"## {_KIND_TITLES[kind]} ({len(items)})", "", "| name | default | choices | where |",
                 "|---|---|---|---|"]
         for item in items:
-            name = ", ".join(f"`{_md(s)}`" for s in item.spellings())
-            default = _md(item.detail) if item.kind == "metric" else f"`{_md(_default(item))}`"
+            name = ", ".join(md.code(s) for s in item.spellings())
+            default = md.text(item.detail) if item.kind == "metric" else md.code(_default(item))
             out.append(f"| {name}{' (deprecated)' if item.deprecated else ''} | {default} | "
-                       f"{_md(', '.join(item.choices))} | {_md(_where(item))} |")
+                       f"{md.text(', '.join(item.choices))} | {md.text(_where(item))} |")
         out.append("")
     return "\n".join(out)
 
@@ -180,34 +183,36 @@ def diff_text(engine_name: str, result: SurfaceDiff, changes: Sequence[StatusCha
 def diff_markdown(engine_name: str, result: SurfaceDiff, changes: Sequence[StatusChange], titles: dict[str, str],
                   named: Sequence[tuple[str, Item | None, Item | None]] = (),
                   about: Sequence[tuple[str, str, str, str]] = ()) -> str:
-    out = [f"# {_md(engine_name)} {_md(result.older)} → {_md(result.newer)}", ""]
+    out = [f"# {md.text(engine_name)} {md.text(result.older)} → {md.text(result.newer)}", ""]
     if named:
-        out += [f"| asked for | {_md(result.older)} | {_md(result.newer)} |", "|---|---|---|"]
-        out += [f"| `{_md(name)}` | {_md(_side(a)) if a else 'absent'} | {_md(_side(b)) if b else 'absent'} |"
-                for name, a, b in named] + [""]
-        out += [f"- `{_md(name)}` in `{_md(entry)}`: {_md(a)} in {_md(result.older)}, {_md(b)} in "
-                f"{_md(result.newer)}" for name, entry, a, b in about] + ([""] if about else [])
+        out += [f"| asked for | {md.text(result.older)} | {md.text(result.newer)} |", "|---|---|---|"]
+        out += [f"| {md.code(name)} | {md.text(_side(a)) if a else 'absent'} | "
+                f"{md.text(_side(b)) if b else 'absent'} |" for name, a, b in named] + [""]
+        out += [f"- {md.code(name, table=False)} in {md.code(entry, table=False)}: {md.text(a)} in "
+                f"{md.text(result.older)}, {md.text(b)} in {md.text(result.newer)}"
+                for name, entry, a, b in about] + ([""] if about else [])
     counts = result.counts()
     out.append(", ".join(f"{n} {what}" for what, n in counts.items()) + ".")
     for kind in KINDS:
         found = result.of(kind=kind)
         if not found:
             continue
-        out += ["", f"## {_KIND_TITLES[kind]} ({len(found)})", "", f"| change | name | {result.older} | "
-                f"{result.newer} |", "|---|---|---|---|"]
+        out += ["", f"## {_KIND_TITLES[kind]} ({len(found)})", "", f"| change | name | {md.text(result.older)} | "
+                f"{md.text(result.newer)} |", "|---|---|---|---|"]
         for c in found:
             detail = f" ({', '.join(c.fields)})" if c.fields else ""
             name = c.name if c.what != "renamed" else f"{cast(Item, c.before).name} → {c.name}"  # renamed: from one
-            out.append(f"| {c.what}{detail} | `{_md(name)}` | {_md(_side(c.before))} | {_md(_side(c.after))} |")
+            out.append(f"| {md.text(c.what + detail)} | {md.code(name)} | {md.text(_side(c.before))} | "
+                       f"{md.text(_side(c.after))} |")
     start, stop, other = _biting(changes)
     for title, group in (("Entries that start biting", start), ("Entries that stop biting", stop),
                          ("Other status changes", other)):
         if group:
             out += ["", f"## {title} ({len(group)})", ""]
             for change in group:
-                out.append(f"- `{_md(change.entry)}`: {_md(change.before or 'no status')} → {_md(change.after)}"
-                           f" ({_md(titles.get(change.entry, ''))})")
-                out += [f"  - {_md(_check_line(t))}" for t in change.checks]
+                out.append(f"- {md.code(change.entry, table=False)}: {md.text(change.before or 'no status')} → "
+                           f"{md.text(change.after)} ({md.inline(titles.get(change.entry, ''))})")
+                out += [f"  - {md.text(_check_line(t), start=True)}" for t in change.checks]
     return "\n".join(out) + "\n"
 
 
@@ -218,7 +223,7 @@ def diff_json(engine: str, result: SurfaceDiff, changes: Sequence[StatusChange],
 
     def entry(change: StatusChange) -> dict:
         return {"entry": change.entry, "before": change.before, "after": change.after,
-                "checks": [{"check": t.check, "before": t.before.to_json(), "after": t.after.to_json()}
+                "checks": [{"check": t.check, "before": check_json(t.before), "after": check_json(t.after)}
                            for t in change.checks]}
 
     return {"engine": engine, "from": result.older, "to": result.newer, "counts": result.counts(),
@@ -228,3 +233,35 @@ def diff_json(engine: str, result: SurfaceDiff, changes: Sequence[StatusChange],
             "named": [{"name": name, "before": a.to_json() if a else None, "after": b.to_json() if b else None,
                        "entries": [{"entry": e, "before": x, "after": y} for n, e, x, y in about
                                    if n == cast(Item, b or a).name]} for name, a, b in named if a or b]}
+
+
+# --- the writers of `surface --format` and `diff --format` (report.OUTPUT_FORMATS) -------------------------------
+
+def surface_as_text(engine: str, name: str, surface: Surface, kinds: tuple[str, ...]) -> str:
+    return surface_text(name, surface, kinds)
+
+
+def surface_as_json(engine: str, name: str, surface: Surface, kinds: tuple[str, ...]) -> str:
+    return json.dumps(surface_json(engine, surface, kinds), indent=1, ensure_ascii=False) + "\n"
+
+
+def surface_as_markdown(engine: str, name: str, surface: Surface, kinds: tuple[str, ...]) -> str:
+    return surface_markdown(name, surface, kinds)
+
+
+def diff_as_text(engine: str, name: str, result: SurfaceDiff, changes: Sequence[StatusChange],
+                 titles: dict[str, str], named: Sequence[tuple[str, Item | None, Item | None]] = (),
+                 about: Sequence[tuple[str, str, str, str]] = ()) -> str:
+    return diff_text(name, result, changes, titles, named, about)
+
+
+def diff_as_json(engine: str, name: str, result: SurfaceDiff, changes: Sequence[StatusChange],
+                 titles: dict[str, str], named: Sequence[tuple[str, Item | None, Item | None]] = (),
+                 about: Sequence[tuple[str, str, str, str]] = ()) -> str:
+    return json.dumps(diff_json(engine, result, changes, named, about), indent=1, ensure_ascii=False) + "\n"
+
+
+def diff_as_markdown(engine: str, name: str, result: SurfaceDiff, changes: Sequence[StatusChange],
+                     titles: dict[str, str], named: Sequence[tuple[str, Item | None, Item | None]] = (),
+                     about: Sequence[tuple[str, str, str, str]] = ()) -> str:
+    return diff_markdown(name, result, changes, titles, named, about)

@@ -3,8 +3,7 @@ begins."""
 
 from __future__ import annotations
 
-from ..ledger import version_key
-from ..model import before
+from ..model import before, version_key
 from ._terminal import terminal
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from .. import __version__
 from ..compiled import condition_to_json
 from ..model import STATUSES, VERDICTS, Entry
+from ..urls import entry_url
 from .model import Site
 from .safe import _json
-from .writer import Builder, entry_url
+from .writer import Builder
 
 
 def entry_json(site: Site, entry: Entry) -> dict:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from .. import history
 from ..model import CHANGED, HOLDS, NOT_AFFECTED, UNVERIFIED, Entry
+from ..urls import release_url
 from . import evidence, words
 from .model import Site, short_ref
 from .safe import _json
 from .text import MAX_MARKDOWN, cut, render_sections
 from .words import VERDICT_TERMS, reason_anchor
-from .writer import Builder, Page, release_url
+from .writer import Builder, Page
 
 
 def runs(site: Site, entry: Entry, engine: str) -> list[dict]:

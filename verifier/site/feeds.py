@@ -6,9 +6,10 @@ import re
 from typing import Any
 
 from .. import history
+from ..urls import entry_url, release_url
 from .safe import _q
 from .text import _plain
-from .writer import Builder, entry_url, release_url
+from .writer import Builder
 
 
 def _timestamp(date: str | None, fallback: str) -> str:

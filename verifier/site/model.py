@@ -9,14 +9,15 @@ from functools import cached_property
 from typing import cast
 
 from .. import history, prose
+from ..errors import EXIT_USAGE, GotchasError
 from ..kb import KB, Engine
-from ..ledger import EngineLedger, EntryRecord, Ledger
+from ..ledger import EngineLedger, EntryRecord, Ledger, check_json
 from ..model import CHANGED, HOLDS, MISSING, Entry, entry_bounds, entry_rules
 from ..surface.store import EngineSurfaces
 from .safe import url_problem
 
 
-class SiteError(Exception):
+class SiteError(GotchasError, exit_code=EXIT_USAGE):
     """No site can be built from this data, or into this folder; the message says why."""
 
 
@@ -82,7 +83,7 @@ class EntryStatus:
                         "next": {"version": r.next[0], "status": r.next[1]} if r.next else None}
                        for r in self.ranges],
             "transitions": [{"check": t.check, "before_version": t.before_version, "after_version": t.after_version,
-                             "before": t.before.to_json(), "after": t.after.to_json()} for t in self.transitions],
+                             "before": check_json(t.before), "after": check_json(t.after)} for t in self.transitions],
             "statuses": dict(self.statuses),
             "verified": {v: {"verified": n, "claims": m} for v, (n, m) in self.verified.items()},
         }

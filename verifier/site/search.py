@@ -9,8 +9,9 @@ import re
 
 from ..matchers import REGISTRY
 from ..model import Entry
+from ..urls import entry_url
 from .text import _plain
-from .writer import Builder, Page, entry_url
+from .writer import Builder, Page
 
 
 def _identifiers(entry: Entry) -> list[str]:

@@ -30,11 +30,12 @@ from ..surface.diff import (  # diff's own rules, not copies
     diff,
 )
 from ..surface.model import FLAG, KINDS, Item, Surface, flag_key
+from ..urls import entry_url
 from . import evidence, words
 from .model import EngineView, Site
 from .safe import _json, _q, web_url
 from .surface import KIND_VIEWS, blob, default_place, place, shown_default, surfaced
-from .writer import Builder, Page, entry_url
+from .writer import Builder, Page
 
 #: What a field of a change is called on a page.
 FIELD_WORDS = {"default": "default", "choices": "choices", "aliases": "spellings", "deprecated": "deprecation"}

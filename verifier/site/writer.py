@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 
 from ..safety import PathError, inside, open_regular, read_regular
+from ..urls import entry_url, release_url
 from . import words
 from .model import Site, SiteError
 from .safe import _link, _q, _text, finalize, json_script
@@ -38,14 +39,6 @@ class Page:
     @property
     def url(self) -> str:
         return "/".join(_q(name) for name in self.path).removesuffix("index.html")
-
-
-def entry_url(entry_id: str) -> str:
-    return f"entries/{_q(entry_id)}/"
-
-
-def release_url(engine: str, version: str) -> str:
-    return f"engines/{_q(engine)}/{_q(version)}/"
 
 
 def environment(templates: Path) -> jinja2.Environment:

@@ -4,6 +4,10 @@ A snapshot reads repository paths (POSIX, relative to the engine's git root)
 and answers bytes, or None when the release has no such file. Anything that
 keeps it from answering (network, corrupt archive, a path that escapes) raises
 SourceUnavailable, which the verifier reports as `error`, never `changed`.
+
+The sources: `directory` (a checkout, one release), the packages `git` (a repository's tags) and `pypi` (the
+package index; its archives are read by the package `archive`). Each package exports its public names from
+its __init__; the modules inside are its own.
 """
 
 from __future__ import annotations
@@ -12,15 +16,17 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
+from ..errors import EXIT_ERROR, GotchasError
 from ..model import Release
 
 _Snapshot = TypeVar("_Snapshot", bound="Snapshot")
+_Source = TypeVar("_Source", bound="Source")
 
 #: The largest file a snapshot hands to the matchers.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
-class SourceUnavailable(Exception):
+class SourceUnavailable(GotchasError, exit_code=EXIT_ERROR):
     """The source could not be read; the message says what and why."""
 
 
@@ -88,7 +94,12 @@ class Snapshot:
 
 
 class Source:
-    """An engine's releases, each opened as a snapshot."""
+    """An engine's releases, each opened as a snapshot.
+
+    A source and each snapshot it opens are owned by a `with` (or closed in a `finally`) of whoever made them:
+    a snapshot may hold an archive, a source git processes or an HTTP client's connections, and every way out of
+    a command (an error half-way included) lets go of them.
+    """
 
     engine: str
 
@@ -109,7 +120,13 @@ class Source:
         return contextlib.nullcontext()
 
     def close(self) -> None:
-        """Let go of what the source holds open."""
+        """Let go of what the source holds open. Once is enough; again does nothing."""
+
+    def __enter__(self: _Source) -> _Source:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def check_repository_path(path: str) -> str | None:

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from ..errors import EXIT_USAGE, GotchasError
+from ..model import version_key
 from .model import KINDS, NO_VALUE, Item, Surface
 
 FORMAT_VERSION = 1
@@ -28,7 +30,7 @@ _ID = re.compile(r"[0-9a-f]{12}")
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
-class SurfaceError(Exception):
+class SurfaceError(GotchasError, exit_code=EXIT_USAGE):
     """A surface file is not what `verify` writes; the message names the file and the place."""
 
 
@@ -89,8 +91,6 @@ class EngineSurfaces:
     releases: dict[str, ReleaseSurface] = field(default_factory=dict)
 
     def versions(self) -> list[str]:
-        from ..ledger import version_key
-
         return sorted(self.releases, key=version_key)
 
     def current(self, release) -> bool:
@@ -112,8 +112,6 @@ def item_id(body: dict) -> str:
 
 def encode(surfaces: EngineSurfaces) -> str:
     """The file's text: sorted, one item body per line and one release item per line."""
-    from ..ledger import version_key
-
     bodies: dict[str, dict] = {}
     releases = []
     known: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its id): `decode` shares items between releases

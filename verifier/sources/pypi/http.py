@@ -21,7 +21,7 @@ included (REQUEST_DEADLINE; DOWNLOAD_DEADLINE for a whole archive):
 connecting waits no longer than what is left of it, and when it passes, a
 watchdog shuts down the sockets the request uses, new or from the pool,
 whatever it waits for (TLS handshake, a proxy's CONNECT, headers, body), and
-the request fails with SourceUnavailable (_deadline.py). Only name resolution
+the request fails with SourceUnavailable (deadline.py). Only name resolution
 is not cut short (the system resolver bounds it).
 
 Only http and https are spoken (no file:, ftp: or data: URLs, also not through
@@ -53,9 +53,9 @@ from dataclasses import dataclass
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, LocationValueError, ProtocolError, ProxyError, SSLError
 
-from .. import __version__
-from . import SourceUnavailable
-from ._deadline import Deadline, watched
+from ... import __version__
+from .. import SourceUnavailable
+from .deadline import Deadline, watched
 
 #: progress(done_bytes, total_bytes or None, label): called as a download goes.
 Progress = Callable[[int, int | None, str], None]

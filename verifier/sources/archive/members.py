@@ -1,8 +1,8 @@
 """What the archive readers share: the result of a pass over an archive, the error for an unreadable one,
 and the rules a member's name must follow to be handed out.
 
-Two readers return a `Members`: `read_tar_members` (`_archive.py`) for a gzipped tar
-(an sdist), and `ZipReader` (`_zip.py`) for a zip file (a wheel, or an old zip sdist).
+Two readers return a `Members`: `read_tar_members` (`tar.py`) for a gzipped tar
+(an sdist), and `ZipReader` (`zip.py`) for a zip file (a wheel, or an old zip sdist).
 
 What an archive says is not trusted: member names that are absolute, climb out
 with `..` or are not plain files (links, devices, folders) are never returned;
@@ -17,11 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...errors import EXIT_ERROR, GotchasError
+
 #: The most members an archive may list.
 MAX_MEMBERS = 500_000
 
 
-class ArchiveError(Exception):
+class ArchiveError(GotchasError, exit_code=EXIT_ERROR):
     """The archive as a whole cannot be read; the message says why."""
 
 

@@ -12,24 +12,24 @@ from typing import TYPE_CHECKING
 from git.exc import CommandError, GitError
 from gitdb.exc import ODBError
 
-from . import SourceUnavailable
+from .. import SourceUnavailable
 
 if TYPE_CHECKING:
     from git import Repo
 
 #: What GitPython raises when git fails; ValueError is how its cat-file wrapper answers "missing".
-_GIT_ERRORS = (GitError, ODBError, ValueError, OSError)
+GIT_ERRORS = (GitError, ODBError, ValueError, OSError)
 
 
 @contextmanager
-def _unavailable(what: str) -> Iterator[None]:
+def unavailable(what: str) -> Iterator[None]:
     try:
         yield
-    except _GIT_ERRORS as exc:
-        raise SourceUnavailable(f"{what}: {_reason(exc)}") from None
+    except GIT_ERRORS as exc:
+        raise SourceUnavailable(f"{what}: {reason(exc)}") from None
 
 
-def _restart_cat_file(repo: Repo) -> str | None:
+def restart_cat_file(repo: Repo) -> str | None:
     """End the persistent cat-file processes, so that the next request starts them afresh and
     in step (a failed request may leave an answer half read); and say what git said if one died.
 
@@ -52,26 +52,26 @@ def _restart_cat_file(repo: Repo) -> str | None:
             said = [line.strip() for line in process.stderr.read().decode(errors="replace").splitlines()]
             last_words = next((line for line in reversed(said) if line), last_words)
     repo.git.clear_cache()
-    return _scrub(last_words) if last_words else last_words
+    return scrub(last_words) if last_words else last_words
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
     """What git said, without GitPython's wrapping (a command line, or bytes reprs), nor credentials."""
     if isinstance(exc, CommandError):
         said = exc.stderr.removeprefix("\n  stderr: '").removesuffix("'")
         lines = [line.strip() for line in said.splitlines() if line.strip()]
         if lines:
-            return _scrub(lines[-1])
+            return scrub(lines[-1])
     missing = re.search(r"git returned: b?'(\S+) missing'", str(exc))
     if missing:
         return f"git has no object {missing.group(1)}"
-    return _scrub(str(exc)) or type(exc).__name__
+    return scrub(str(exc)) or type(exc).__name__
 
 
 #: The user information of a URL (`user:token@`), wherever a URL appears in a text.
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
 
 
-def _scrub(text: str) -> str:
+def scrub(text: str) -> str:
     """`text` without the credentials a URL in it may carry (a token may be the user name alone)."""
     return _USERINFO.sub(r"\1", text)

@@ -1,39 +1,32 @@
-"""The ledger's typed records, and one engine's ledger (`EngineLedger`) that `verify` fills release by release.
+"""The ledger's typed records: what one engine's ledger holds (`EngineLedger`, filled by `verify` release by
+release), and the evidence a run gathers for the site. Plain values: how they are written and read as JSON is
+`codec`'s alone.
 
 `CheckRecord`, `EntryRecord` and `ReleaseRecord` are the only way in and out of
-a ledger file: `_ledger_decode` reads a file's JSON into them,
-`EngineLedger.to_text` writes them (`_ledger_text`). Part of `verifier.ledger`,
-which re-exports every public name here.
+a ledger file: `codec.decode` reads a file's JSON into them, `codec.encode`
+writes them. Part of `verifier.ledger`, which re-exports every public name here.
 
 A check record leaves out what it does not have: `reason` and `hint` only when
 the check did not hold, `message` only for errors, `lines` only where found.
 A check with no form that applies at a release has no record there. An
 entry's `status` is `model.entry_status` of its check records and the entry's
 `introduced`/`fixed`; `restatus` brings it up to date when those change.
+
+The evidence records (`Window`, `Excerpt`, `ReleaseEvidence`, `Excerpts`,
+`EvidenceUpdate`) are what `verify` hands on of the lines each verdict points at;
+`codec` turns them into the evidence file's JSON, which they do not change.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import NamedTuple, cast
 
-from packaging.version import InvalidVersion, Version
-
-from ._ledger_text import _dump
-from .model import CHANGED, ERROR, HOLDS, CheckResult, Release, entry_status, parts_verdicts
+from ..model import CHANGED, ERROR, HOLDS, CheckResult, Release, entry_status, parts_verdicts, version_key
 
 #: Hex digits of a file's sha256 kept in the ledger: enough to tell contents apart, short enough to read.
 SHA_DIGITS = 16
-
-
-@functools.lru_cache(maxsize=4096)  # asked again and again for the same few hundred versions
-def version_key(version: str):
-    try:
-        return (0, Version(version), version)
-    except InvalidVersion:
-        return (1, Version("0"), version)
 
 
 # --- records ---------------------------------------------------------------------------------------------
@@ -59,13 +52,6 @@ class CheckRecord:
     def decided(self) -> bool:
         """Whether the verdict says something about the code (an `error` says nothing)."""
         return self.verdict != ERROR
-
-    def to_json(self) -> dict:
-        data = {"verdict": self.verdict, "reason": self.reason, "form": self.form, "path": self.path,
-                "lines": list(self.lines) if self.lines else None, "symbol": self.symbol, "hint": self.hint,
-                "message": self.message, "sha256": self.sha256, "check": self.check,
-                "values": dict(self.values) if self.values else None}
-        return {k: v for k, v in data.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -232,5 +218,73 @@ class EngineLedger:
         """The ledger as it is now, untouched by later `record` and `drop_entries` (they replace records)."""
         return EngineLedger(self.engine, dict(self.releases))
 
-    def to_text(self) -> str:
-        return _dump(self.engine, [(v, self.releases[v]) for v in self.versions()])
+
+# --- evidence: the lines each verdict points at, for the site ---------------------------------------------
+
+#: What the evidence file keeps of a verdict at every release, the excerpt the site shows of it: WINDOW_CONTEXT
+#: lines either side of the first WINDOW_MATCH lines of the match, each cut at WINDOW_LINE characters.
+WINDOW_CONTEXT, WINDOW_MATCH, WINDOW_LINE = 2, 8, 240
+
+
+class Window(NamedTuple):
+    """What the site shows of a verdict at one release: the number of its first line, and its lines."""
+
+    start: int
+    lines: list[str]
+
+
+def window(lines: list[str], match) -> Window:
+    """What the site shows of the verdict at `match` (first, last) in a file of `lines`."""
+    first, last = sorted(match)
+    start = max(1, first - WINDOW_CONTEXT)
+    end = min(len(lines), min(last, first + WINDOW_MATCH - 1) + WINDOW_CONTEXT)
+    return Window(start, [line if len(line) <= WINDOW_LINE else line[:WINDOW_LINE] + " …"
+                          for line in lines[start - 1:end]])
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The lines a verdict points at in the newest release, with a few around them (`verify.CONTEXT_LINES`)."""
+
+    path: str
+    start: int  # the number of the first line of `lines`
+    lines: tuple[str, ...]
+    match: tuple[int, int]  # the first and the last line the verdict points at
+    verdict: str
+
+
+@dataclass
+class ReleaseEvidence:
+    """What `verify.verify_release` gathers of one release for the evidence file: the window of each verdict
+    (by "entry/check"), the whole excerpts when asked for (`excerpts` not None: the newest release), and the
+    engine's commit the release holds, when its snapshot names one (a vendored engine)."""
+
+    windows: dict[str, Window] = field(default_factory=dict)
+    excerpts: dict[str, Excerpt] | None = None
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class Excerpts:
+    """The whole excerpts of one release (the newest), by "entry/check"."""
+
+    version: str
+    checks: Mapping[str, Excerpt]
+
+
+@dataclass(frozen=True)
+class EvidenceUpdate:
+    """What a run writes into an engine's evidence file (`Ledger.write_evidence`).
+
+    `newest`: the newest release's excerpts, when it was verified (else the file's are kept); with `merge`,
+    other entries' excerpts of the same release stay. `windows` (version -> entry/check -> Window) are the
+    windows of every release verified, of the checks of `entries`: at those releases they replace what the file
+    had of those entries; what it had of other releases and entries stays, except entries not in `keep` when
+    it is given (a run of the whole KB)."""
+
+    engine: str
+    newest: Excerpts | None
+    windows: Mapping[str, Mapping[str, Window]]
+    entries: frozenset[str]
+    keep: frozenset[str] | None
+    merge: bool

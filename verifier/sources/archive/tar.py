@@ -9,8 +9,7 @@ is over ~400 lines: it is one streaming pass, whose inflating thread, forward-on
 and header parser share one stream and one rule for corruption, kept as it was measured.
 
 What both archive readers share (`Members`, `ArchiveError`, the rules for member names)
-is in `_members.py`, and a wheel's RECORD in `_record.py`; they are re-exported here,
-where callers import them from.
+is in `members.py`. Part of `verifier.sources.archive`, which re-exports its public names.
 """
 
 from __future__ import annotations
@@ -23,17 +22,15 @@ import zlib
 from collections.abc import Callable, Collection, Iterator
 from typing import Protocol
 
-from .. import stats
-from . import MAX_FILE_BYTES
-from ._members import (
+from ... import stats
+from .. import MAX_FILE_BYTES
+from .members import (
     MAX_MEMBERS,
     ArchiveError,
     Members,
-    _plain_path,  # noqa: F401  (tests/test_tar_reader.py checks safe_member_name against it here)
     safe_member_name,
     without_top_folder,
 )
-from ._record import matches_record, parse_record, record_path
 
 # Either module, typed as a module: isal's stub types its `error` as an instance, not the exception class it is.
 _gzip_inflate: types.ModuleType
@@ -43,18 +40,13 @@ except ImportError:  # a platform without its wheel: zlib, as fast as before
     _gzip_inflate = zlib
 
 class Readable(Protocol):
-    """What the tar reader reads from: a binary file, or a download as it grows (`_downloads.Growing`)."""
+    """What the tar reader reads from: a binary file, or a download as it grows (`sources.pypi.downloads.Growing`)."""
 
     def read(self, size: int = -1, /) -> bytes: ...
 
 
 #: The most a tar may decompress to in one pass (the vLLM sdist is a few hundred MiB).
 MAX_TAR_BYTES = 2 * 1024 ** 3
-
-__all__ = [
-    "MAX_MEMBERS", "MAX_TAR_BYTES", "ArchiveError", "Members", "matches_record", "parse_record", "read_tar_members",
-    "record_path", "safe_member_name", "without_top_folder",
-]
 
 
 # -- tar ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import io
 import re
 from collections.abc import Collection
 
-from ._members import ArchiveError
+from .members import ArchiveError
 
 
 def record_path(paths: Collection[str]) -> str | None:

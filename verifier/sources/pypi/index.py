@@ -20,8 +20,8 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from . import SourceUnavailable
-from ._http import HttpClient
+from .. import SourceUnavailable
+from .http import HttpClient
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 #: The largest index page read (vLLM's is under 100 KiB); parsed, a page takes some ten times its size.

@@ -1,26 +1,18 @@
-"""The ledger: what held where, per engine and release. Machine-written, never hand-edited.
+"""The ledger folder on disk (`Ledger`): finding, reading, locking and atomically replacing its files.
 
-One JSON file per engine (`ledger/<engine>.json`), in a deterministic form:
-keys sorted, one line per check verdict, so that a scheduled run's diff reads
-as "these verdicts changed". (Beside it, `ledger/evidence/<engine>.json` keeps
-the lines each check points at in the newest release, and what the site shows of them at every release.) A file is
-replaced atomically (temp file, fsync, rename), so a killed run leaves each
-engine's file exactly as before or exactly as after. A lock file keeps two
+One JSON file per engine (`ledger/<engine>.json`); beside it, `ledger/evidence/<engine>.json` keeps
+the lines each check points at in the newest release, and what the site shows of them at every release, and
+`ledger/surface/<engine>.json` the release surface. A file is replaced atomically (temp file, fsync,
+rename), so a killed run leaves each engine's file exactly as before or exactly as after. A lock file keeps two
 runs from writing at once.
-
-This module is the ledger folder on disk (`Ledger`: finding, reading, locking
-and atomically replacing its files), and the one place callers import the
-ledger from: it re-exports the typed records and `EngineLedger`
-(`_ledger_records`), the format number the text is written in (`_ledger_text`,
-which also shows the layout of a file), and the decoding of untrusted files
-(`_ledger_decode`, which also says how format 1 is migrated). Nothing else looks
-at the JSON.
 
 Reading trusts nothing: a file is read only when it is a regular file (never
 through a symbolic link) of at most MAX_LEDGER_BYTES, and its values then go
-through `decode`, which refuses a bad file before anything is written. Files
+through `codec.decode`, which refuses a bad file before anything is written. Files
 are found with `safety.inside`: an engine key is a name, and the ledger
-folder, its evidence folder and its lock are never links.
+folder, its evidence folder and its lock are never links. What the files say is `codec`'s.
+
+Part of `verifier.ledger`, which re-exports its public names.
 """
 
 from __future__ import annotations
@@ -28,42 +20,26 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl  # POSIX only, like O_NOFOLLOW and the bounded query child: README, "Platforms"
-import json
 import os
-import re
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
-from ._ledger_decode import (
-    _RESTORE,
-    READABLE_FORMATS,
+from ..safety import PathError, inside, name_problem, open_regular, read_regular
+from .codec import (
+    RESTORE,
     LedgerError,
-    _check_evidence,
-    _location,
-    _Malformed,
-    _name,
     decode,
     decode_evidence,
+    evidence_text,
+    excerpts_json,
+    ledger_text,
+    merge_evidence,
+    parse,
 )
-from ._ledger_records import (
-    SHA_DIGITS,
-    CheckRecord,
-    EngineLedger,
-    EntryRecord,
-    ReleaseRecord,
-    parts_holding,
-    status_of,
-    version_key,
-)
-from ._ledger_text import FORMAT_VERSION
-from .safety import PathError, inside, name_problem, open_regular, read_regular
-
-__all__ = ["DEFAULT_DIR", "EVIDENCE_DIR", "FORMAT_VERSION", "LOCK_FILE", "MAX_EVIDENCE_BYTES", "MAX_LEDGER_BYTES",
-           "WINDOW_CONTEXT", "WINDOW_LINE", "WINDOW_MATCH", "window", "window_at",
-           "READABLE_FORMATS", "SHA_DIGITS", "CheckRecord", "EngineLedger", "EntryRecord", "Ledger", "LedgerError",
-           "ReleaseRecord", "decode", "decode_evidence", "parts_holding", "status_of", "version_key"]
+from .records import EngineLedger, EvidenceUpdate, Window
 
 DEFAULT_DIR = "ledger"
 EVIDENCE_DIR = "evidence"
@@ -73,10 +49,6 @@ LOCK_FILE = ".lock"
 MAX_LEDGER_BYTES = 64 << 20
 #: The largest evidence file read (the committed ones are about 3 MB: excerpts of every release).
 MAX_EVIDENCE_BYTES = 16 << 20
-#: What the evidence file keeps of a verdict at every release, the excerpt the site shows of it: WINDOW_CONTEXT
-#: lines either side of the first WINDOW_MATCH lines of the match, each cut at WINDOW_LINE characters.
-WINDOW_CONTEXT, WINDOW_MATCH, WINDOW_LINE = 2, 8, 240
-_PAIR = re.compile(r"\[\n +(\d+),\n +(\d+)\n +\]")
 #: How much of the lock file (who holds it) is read.
 _LOCK_TEXT = 200
 
@@ -89,26 +61,16 @@ def _read(path: Path, limit: int) -> str | None:
     except FileNotFoundError:
         return None
     except PathError as exc:
-        raise LedgerError(f"{exc}; {_RESTORE}") from None
+        raise LedgerError(f"{exc}; {RESTORE}") from None
     except OSError as exc:
         raise LedgerError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise LedgerError(f"{path}: larger than {limit >> 20} MiB, which no file `verify` writes is; read no further; "
-                          f"{_RESTORE}")
+                          f"{RESTORE}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LedgerError(f"{path}: not UTF-8 text (at byte {exc.start}); {_RESTORE}") from None
-
-
-def _parse(text: str, path: Path):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LedgerError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); {_RESTORE}") from None
-    except (ValueError, RecursionError):  # a number of thousands of digits; arrays nested thousands deep
-        raise LedgerError(f"{path}: not valid JSON as this verifier reads it (a number too long, or values nested "
-                          f"too deep); {_RESTORE}") from None
+        raise LedgerError(f"{path}: not UTF-8 text (at byte {exc.start}); {RESTORE}") from None
 
 
 class Ledger:
@@ -143,27 +105,13 @@ class Ledger:
         text = _read(path, MAX_LEDGER_BYTES)
         if text is None:
             return EngineLedger(engine)
-        return decode(_parse(text, path), engine, str(path))
+        return decode(parse(text, str(path)), engine, str(path))
 
     def save(self, ledger: EngineLedger) -> None:
         """Replace the engine's file atomically; refused (the file unchanged) when a release version or an id
         could not be read back."""
         path = self.path(ledger.engine)
-        checked: set[str] = set()
-        try:
-            for version, record in ledger.releases.items():
-                _name(version, "version", "a release version", "releases", version)
-                for entry, value in record.entries.items():
-                    if entry not in checked:
-                        _name(entry, "id", "an entry id", "releases", version, "entries", entry)
-                        checked.add(entry)
-                    for check in value.checks:
-                        if check not in checked:
-                            _name(check, "id", "a check id", "releases", version, "entries", entry, "checks", check)
-                            checked.add(check)
-        except _Malformed as exc:
-            raise LedgerError(f"{path}: not written: {_location(exc.at)}: {exc}") from None
-        _write_atomically(path, ledger.to_text())
+        write_atomically(path, ledger_text(ledger, str(path)))
 
     # Evidence: the lines each check points at in the newest release, for the site.
 
@@ -177,10 +125,11 @@ class Ledger:
         text = _read(path, MAX_EVIDENCE_BYTES)
         if text is None:
             return {"engine": engine, "version": None, "checks": {}}
-        return decode_evidence(_parse(text, path), engine, str(path))
+        return decode_evidence(parse(text, str(path)), engine, str(path))
 
     def save_evidence(self, evidence: dict | None, merge: bool = False, old: dict | None = None,
-                      engine: str | None = None, windows: dict | None = None, entries: set[str] | None = None,
+                      engine: str | None = None, windows: Mapping[str, Mapping[str, Window]] | None = None,
+                      entries: set[str] | None = None,
                       keep: set[str] | None = None) -> None:
         """Replace an engine's evidence file: `evidence` (the newest release's excerpts; None: those of `old`);
         with `merge`, keep other entries' excerpts of the same release (from `old`, the evidence as read before,
@@ -193,21 +142,15 @@ class Ledger:
         path = self.evidence_path(engine)
         if merge or evidence is None or windows:
             old = old if old is not None else self.load_evidence(engine)
-            if evidence is None:
-                evidence = {"engine": engine, "version": old.get("version"), "checks": old.get("checks", {})}
-            elif merge and old.get("version") == evidence["version"]:
-                evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
-        if keep is not None:
-            evidence = {**evidence, "checks": {k: v for k, v in evidence["checks"].items()
-                                               if k.partition("/")[0] in keep}}
-        evidence = {**evidence, **_history(old or {}, windows or {}, entries or set(), keep)}
-        try:
-            _check_evidence(evidence, evidence["engine"])
-        except _Malformed as exc:
-            raise LedgerError(f"{path}: not written: {_location(exc.at)}: {exc}") from None
-        text = json.dumps(evidence, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-        text = _PAIR.sub(r"[\1, \2]", text)  # a release's [window, line] on its line: a third of the size
-        _write_atomically(path, text)
+        write_atomically(path, evidence_text(merge_evidence(evidence, engine, old, merge, windows or {},
+                                                            entries or set(), keep), str(path)))
+
+    def write_evidence(self, update: EvidenceUpdate, old: dict | None = None) -> None:
+        """`save_evidence` of what a run found (`verify.EngineRun.evidence_update`); `old`: the evidence as read
+        before the run."""
+        self.save_evidence(None if update.newest is None else excerpts_json(update.engine, update.newest),
+                           merge=update.merge, old=old, engine=update.engine, windows=update.windows,
+                           entries=set(update.entries), keep=None if update.keep is None else set(update.keep))
 
     # The release surface: every flag, variable, metric and request field of each release (verifier.surface).
 
@@ -217,26 +160,26 @@ class Ledger:
     def load_surfaces(self, engine: str):
         """The engine's release surfaces (surface.store.EngineSurfaces), checked: LedgerError when the file is not
         what `verify` writes; when there is none, an empty one."""
-        from .surface import store
+        from ..surface import store
 
         path = self.surface_path(engine)
         text = _read(path, store.MAX_SURFACE_BYTES)
         if text is None:
             return store.EngineSurfaces(engine)
         try:
-            return store.decode(_parse(text, path), engine, str(path))
+            return store.decode(parse(text, str(path)), engine, str(path))
         except store.SurfaceError as exc:
             raise LedgerError(str(exc)) from None
 
     def save_surfaces(self, surfaces) -> None:
-        from .surface import store
+        from ..surface import store
 
         text = store.encode(surfaces)
         path = self.surface_path(surfaces.engine)
         if len(text.encode()) > store.MAX_SURFACE_BYTES:
             raise LedgerError(f"{path}: not written: {len(text) >> 20} MiB is more than the "
                               f"{store.MAX_SURFACE_BYTES >> 20} MiB a surface file may hold")
-        _write_atomically(path, text)
+        write_atomically(path, text)
 
     @contextlib.contextmanager
     def lock(self, wait: float = 0.0):
@@ -278,7 +221,7 @@ class Ledger:
             os.close(fd)
 
 
-def _write_atomically(target: Path, text: str) -> None:
+def write_atomically(target: Path, text: str) -> None:
     """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half."""
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.stem}.*.tmp"):  # left by a run that was killed mid-write
@@ -312,46 +255,3 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def window(lines: list[str], match) -> tuple[int, list[str]]:
-    """(first line, lines) of what the site shows of the verdict at `match` (first, last) in a file of `lines`."""
-    first, last = sorted(match)
-    start = max(1, first - WINDOW_CONTEXT)
-    end = min(len(lines), min(last, first + WINDOW_MATCH - 1) + WINDOW_CONTEXT)
-    return start, [line if len(line) <= WINDOW_LINE else line[:WINDOW_LINE] + " …" for line in lines[start - 1:end]]
-
-
-def window_at(evidence: dict, version: str, key: str) -> tuple[int, list[str]] | None:
-    """The window the evidence keeps of `key` (entry/check) at `version`, or None."""
-    ref = evidence.get("at", {}).get(key, {}).get(version)
-    if ref is None:
-        return None
-    return ref[1], evidence["windows"][key][ref[0]]
-
-
-def _history(old: dict, windows: dict, entries: set[str], keep: set[str] | None) -> dict:
-    """The `windows` and `at` of an evidence file: `old`'s, with `windows` (version -> key -> (start, lines)) in
-    place of what it had of `entries` at those versions. Each key's distinct windows are kept once, and `at`
-    says which one each release has and where it starts: key -> version -> [index, first line]."""
-    by_key: dict[str, dict[str, tuple[int, list[str]]]] = {}
-    for key, versions in old.get("at", {}).items():
-        entry = key.partition("/")[0]
-        if keep is not None and entry not in keep:
-            continue
-        for version in versions:
-            found = window_at(old, version, key)
-            if found is not None and not (version in windows and entry in entries):
-                by_key.setdefault(key, {})[version] = found
-    for version, found in windows.items():
-        for key, window in found.items():
-            by_key.setdefault(key, {})[version] = window
-    out_windows: dict[str, list[list[str]]] = {}
-    at: dict[str, dict[str, list[int]]] = {}
-    for key in sorted(by_key):
-        distinct: dict[tuple[str, ...], int] = {}
-        for version in sorted(by_key[key], key=version_key):
-            start, lines = by_key[key][version]
-            at.setdefault(key, {})[version] = [distinct.setdefault(tuple(lines), len(distinct)), start]
-        out_windows[key] = [list(lines) for lines in distinct]
-    return {"windows": out_windows, "at": at}

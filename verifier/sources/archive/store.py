@@ -24,9 +24,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import stats
-from ..cache import cache_dir
-from ._archive import Members
+from ... import stats
+from ...cache import cache_dir
+from .members import Members
 
 
 @dataclass

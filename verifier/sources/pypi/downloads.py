@@ -12,10 +12,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .. import stats
-from ..cache import cache_dir
-from . import SourceUnavailable
-from ._http import HttpClient, Progress
+from ... import stats
+from ...cache import cache_dir
+from .. import SourceUnavailable
+from .http import HttpClient, Progress
 from .index import ArchiveFile
 
 #: The largest archive downloaded.

@@ -12,20 +12,20 @@ from pathlib import Path
 from git import Repo
 from git.exc import GitError, NoSuchPathError
 
-from ..cache import cache_dir
-from . import SourceUnavailable
-from ._git_errors import _reason, _scrub, _unavailable
+from ...cache import cache_dir
+from .. import SourceUnavailable
+from .errors import reason, scrub, unavailable
 
 # A lazy blob fetch or a tag fetch must fail, not wait for a password on the terminal.
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
 
 
-def _is_url(location: str) -> bool:
+def is_url(location: str) -> bool:
     """A URL git can clone from: scheme://..., or the scp-like user@host:path."""
     return "://" in location or re.match(r"[\w.-]+@[\w.-]+:", location) is not None
 
 
-def _open_repo(path: Path, hint: str = "") -> Repo:
+def open_repo(path: Path, hint: str = "") -> Repo:
     try:
         repo = Repo(path)
     except NoSuchPathError:
@@ -37,19 +37,19 @@ def _open_repo(path: Path, hint: str = "") -> Repo:
     return repo
 
 
-def _cached_clone(url: str) -> tuple[Repo, str | None]:
+def cached_clone(url: str) -> tuple[Repo, str | None]:
     """The cache's clone of `url`, cloned now or updated with new tags, and a warning when updating failed."""
     clone = cache_dir("git") / _clone_folder_name(url)
     if not clone.exists():
         _clone(url, clone)
-        return _open_repo(clone), None
-    repo = _open_repo(clone, f" (the cache's clone of {_scrub(url)}: delete it to clone afresh)")
+        return open_repo(clone), None
+    repo = open_repo(clone, f" (the cache's clone of {scrub(url)}: delete it to clone afresh)")
     return repo, _fetch_tags(repo, url)
 
 
 def _clone_folder_name(url: str) -> str:
     """A readable, collision-free folder name: the repository's name and a hash of the URL."""
-    name = _scrub(url).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
+    name = scrub(url).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
     readable = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40].lstrip(".") or "repository"
     return f"{readable}-{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"
 
@@ -59,13 +59,13 @@ def _clone(url: str, clone: Path) -> None:
     concurrent clone never leaves a half-made clone where the next run would use it."""
     partial = Path(tempfile.mkdtemp(prefix=".clone-", dir=clone.parent))
     try:
-        with _unavailable(f"{_scrub(url)}: cannot clone"):
+        with unavailable(f"{scrub(url)}: cannot clone"):
             Repo.clone_from(url, partial, bare=True, filter="blob:none", env=_NO_PROMPT).close()
         try:
             partial.rename(clone)
         except OSError:
             if not clone.exists():  # another run that cloned first is fine; anything else is not
-                raise SourceUnavailable(f"{_scrub(url)}: cannot move the clone into {clone}") from None
+                raise SourceUnavailable(f"{scrub(url)}: cannot move the clone into {clone}") from None
     finally:
         shutil.rmtree(partial, ignore_errors=True)
 
@@ -75,5 +75,5 @@ def _fetch_tags(repo: Repo, url: str) -> str | None:
     try:
         repo.git.fetch("--tags", "--force", "--no-write-fetch-head", "origin")
     except GitError as exc:
-        return f"{_scrub(url)}: could not fetch new tags ({_reason(exc)}); releases may be out of date"
+        return f"{scrub(url)}: could not fetch new tags ({reason(exc)}); releases may be out of date"
     return None

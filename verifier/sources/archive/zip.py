@@ -26,8 +26,8 @@ import struct
 import zipfile
 from collections.abc import Callable, Collection
 
-from . import MAX_FILE_BYTES
-from ._archive import (
+from .. import MAX_FILE_BYTES
+from .members import (
     MAX_MEMBERS,
     ArchiveError,
     Members,

@@ -10,19 +10,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 from zipfile import ZipInfo
 
-from . import SourceUnavailable
-from ._archive import (
+from .. import SourceUnavailable
+from ..archive import (
+    ZIP_TAIL,
     ArchiveError,
     Members,
+    MemberStore,
+    ZipReader,
     matches_record,
     parse_record,
     read_tar_members,
     record_path,
 )
-from ._downloads import Growing, cache_path, intact, is_cached, local_copy
-from ._http import HttpClient, Progress, RangeNotSupported
-from ._store import MemberStore
-from ._zip import ZIP_TAIL, ZipReader
+from .downloads import Growing, cache_path, intact, is_cached, local_copy
+from .http import HttpClient, Progress, RangeNotSupported
 from .index import ArchiveFile
 
 if TYPE_CHECKING:

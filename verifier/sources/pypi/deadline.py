@@ -1,4 +1,4 @@
-"""Deadlines for the HTTP client's requests, and the urllib3 pools whose sockets they watch (_http.py).
+"""Deadlines for the HTTP client's requests, and the urllib3 pools whose sockets they watch (http.py).
 
 A Deadline is entered around a whole request (every attempt, backoff and
 redirect). While it is, every connection the request uses in its thread is
@@ -28,7 +28,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.poolmanager import PoolManager
 
-from . import SourceUnavailable
+from .. import SourceUnavailable
 
 if TYPE_CHECKING:  # the mixins below are of these, for the type checker; at run time of object
     from urllib3._base_connection import BaseHTTPConnection

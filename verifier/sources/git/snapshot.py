@@ -4,18 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from git.objects.fun import tree_entries_from_data
 
-from . import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
-from ._git_errors import _GIT_ERRORS, _reason, _restart_cat_file
+from .. import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
+from .errors import GIT_ERRORS, reason, restart_cat_file
 
 if TYPE_CHECKING:
     from git import Repo
 
-    from ..model import Release
-    from .git import GitSource
+    from ...model import Release
+
+
+class SnapshotSource(Protocol):
+    """What a snapshot asks of the source that opened it (`GitSource`): never more, never its private state."""
+
+    shown: str  # the source's location as messages name it (without credentials)
+
+    def repository(self) -> Repo:
+        """The opened repository, whose git processes the snapshot reads through."""
+        ...
+
+    def snapshot_closed(self) -> None:
+        """A snapshot is done: its git processes may end (unless the source keeps them for the next one)."""
+        ...
+
 
 _TREE_MODE = 0o040000
 _SYMLINK_MODE = 0o120000
@@ -30,7 +44,7 @@ class GitSnapshot(Snapshot):
     next read by another snapshot of the source starts them again).
     """
 
-    def __init__(self, source: GitSource, release: Release, commit: str) -> None:
+    def __init__(self, source: SnapshotSource, release: Release, commit: str) -> None:
         self.release = release
         self.commit = commit
         self._source = source
@@ -42,8 +56,7 @@ class GitSnapshot(Snapshot):
         self._closed = True
         self._trees.clear()
         self._digests.clear()
-        if self._source._repo is not None and not self._source._batches:
-            self._source._repo.git.clear_cache()
+        self._source.snapshot_closed()
 
     def read(self, path: str) -> bytes | None:
         """The bytes of a file; None when the commit has no file at `path`."""
@@ -148,7 +161,7 @@ class GitSnapshot(Snapshot):
     def _repo(self) -> Repo:
         if self._closed:
             raise SourceUnavailable(f"{self._source.shown}: the snapshot of {self.release.version} is closed")
-        return self._source._repository()
+        return self._source.repository()
 
     def _where(self, path: str) -> str:
         return f"{path} at {self.release.version} ({self.commit[:12]})"
@@ -157,7 +170,7 @@ class GitSnapshot(Snapshot):
     def _reading(self, path: str) -> Iterator[None]:
         try:
             yield
-        except _GIT_ERRORS as exc:
-            git_said = _restart_cat_file(self._source._repository()) or _reason(exc)
+        except GIT_ERRORS as exc:
+            git_said = restart_cat_file(self._source.repository()) or reason(exc)
             raise SourceUnavailable(f"{self._where(path)}: git could not read it "
                                     f"(a corrupt repository, or a blob the remote did not send): {git_said}") from None

@@ -1,40 +1,162 @@
-"""Decoding untrusted ledger and evidence files: their parsed JSON checked value by value, or refused (LedgerError).
+"""The ledger's files as JSON, both ways, in one place: format 3 written (`encode`), formats 1 to 3 read
+(`decode`), and the evidence files likewise; nothing else looks at the JSON.
 
-The ledger is data a pull request can change, and its keys later name files on
+Writing: records as deterministic JSON, keys sorted and one line per check verdict, so that a scheduled run's
+diff reads as "these verdicts changed".
+
+Layout of `ledger/<engine>.json` (format 3):
+
+    {"engine": "vllm", "format": 3,
+     "releases": {"0.30.0": {
+        "date": "2026-09-22", "identity": "sha256:...", "source": "pypi",
+        "verified_at": "2026-11-29T07:00:00Z", "verifier": "0.4.0",
+        "commit": "<40 hex digits>",   (only a vendored engine: the engine's commit the release holds)
+        "entries": {"<entry id>": {"status": "holds", "checks": {
+            "<check id>": {"verdict": "holds", "form": 0, "path": "...", "lines": [1, 2], "symbol": "...",
+                           "sha256": "<16 hex digits>", "check": "<fingerprint>",
+                           "values": {"CAP": "48"}}}}}}}}   (values: only a check with `values`, where it holds)
+
+Reading trusts nothing. The ledger is data a pull request can change, and its keys later name files on
 the site, so every value must be of its type and every key one the format has,
 release versions and entry and check ids names by `safety.name_problem`; else
 the file is refused, naming it and the first bad location
 (`releases/0.10.0/entries/foo/checks/bar/verdict`), before anything is written.
+A ledger whose versions or ids could not be read back is not written either (`ledger_text`).
 
 Format 1 (before `missing` and forms) is read and migrated: `changed` with
 `file-missing` or `symbol-missing` becomes `missing`, every verdict is of
 form 0, an entry's `verdict` becomes its `status` (`error` becoming
 `unverified`). It is written back as the current format.
 
-Part of `verifier.ledger`, which re-exports `decode`, `decode_evidence`,
-READABLE_FORMATS and LedgerError.
+Part of `verifier.ledger`, which re-exports its public names.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
-from ._ledger_records import CheckRecord, EngineLedger, EntryRecord, ReleaseRecord
-from ._ledger_text import _RELEASE_META, FORMAT_VERSION
-from .model import CHANGED, ERROR, HOLDS, MISSING, MISSING_REASONS, STATUSES, VERDICTS, entry_status
-from .safety import name_problem
+from ..errors import EXIT_USAGE, GotchasError
+from ..model import CHANGED, ERROR, HOLDS, MISSING, MISSING_REASONS, STATUSES, VERDICTS, entry_status, version_key
+from ..safety import name_problem
+from .records import (
+    CheckRecord,
+    EngineLedger,
+    EntryRecord,
+    Excerpt,
+    Excerpts,
+    ReleaseRecord,
+    Window,
+)
+
+FORMAT_VERSION = 3  # 3: a check record's `values`; 2: `missing`, forms and statuses
 
 #: Formats this verifier reads (older ones are migrated on reading).
 READABLE_FORMATS = (1, 2, 3)
 
 
-class LedgerError(Exception):
+class LedgerError(GotchasError, exit_code=EXIT_USAGE):
     """The ledger cannot be read, written or locked; the message says which file and why."""
 
 
-_RESTORE = "restore it from git, or delete it and re-run `gotchas verify`"
+RESTORE = "restore it from git, or delete it and re-run `gotchas verify`"
+
+
+# --- writing a ledger -------------------------------------------------------------------------------------
+
+def check_json(record: CheckRecord) -> dict:
+    """A check record as the ledger writes it: what it does not have left out."""
+    data = {"verdict": record.verdict, "reason": record.reason, "form": record.form, "path": record.path,
+            "lines": list(record.lines) if record.lines else None, "symbol": record.symbol, "hint": record.hint,
+            "message": record.message, "sha256": record.sha256, "check": record.check,
+            "values": dict(record.values) if record.values else None}
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def encode(ledger: EngineLedger) -> str:
+    """The text of an engine's ledger file, its releases in PEP 440 order."""
+    return _dump(ledger.engine, [(v, ledger.releases[v]) for v in ledger.versions()])
+
+
+def ledger_text(ledger: EngineLedger, where: str) -> str:
+    """`encode(ledger)`, once every release version and id in it is a name that reads back; else LedgerError
+    (`where`: the file it is for, "not written")."""
+    checked: set[str] = set()
+    try:
+        for version, record in ledger.releases.items():
+            _name(version, "version", "a release version", "releases", version)
+            for entry, value in record.entries.items():
+                if entry not in checked:
+                    _name(entry, "id", "an entry id", "releases", version, "entries", entry)
+                    checked.add(entry)
+                for check in value.checks:
+                    if check not in checked:
+                        _name(check, "id", "a check id", "releases", version, "entries", entry, "checks", check)
+                        checked.add(check)
+    except _Malformed as exc:
+        raise LedgerError(f"{where}: not written: {_location(exc.at)}: {exc}") from None
+    return encode(ledger)
+
+
+#: json.dumps(value, sort_keys=True), without making a new encoder for each of the many verdict lines.
+_sorted_json = json.JSONEncoder(sort_keys=True).encode
+_RELEASE_META = ("date", "identity", "source", "verified_at", "verifier")
+
+
+def _entry_block(value: EntryRecord, verdict_text: dict[int, tuple[CheckRecord, str]]) -> str:
+    """The lines of one entry's record inside its braces: its status, then a check verdict per line."""
+    checks = sorted(value.checks.items())
+    lines = [f'          "status": {json.dumps(value.status)},', '          "checks": {']
+    for ci, (check, verdict) in enumerate(checks):
+        comma = "," if ci < len(checks) - 1 else ""
+        encoded = verdict_text.get(id(verdict))  # lines shared by releases are encoded once
+        if encoded is None or encoded[0] is not verdict:
+            encoded = verdict_text[id(verdict)] = (verdict, _sorted_json(check_json(verdict)))
+        lines.append(f"            {json.dumps(check)}: {encoded[1]}{comma}")
+    lines.append("          }")
+    return "\n".join(lines)
+
+
+def _dump(engine: str, releases: list[tuple[str, ReleaseRecord]]) -> str:
+    """Deterministic JSON: nested objects indented, each check verdict on one line."""
+    lines = ["{", f'  "engine": {json.dumps(engine)},', f'  "format": {FORMAT_VERSION},', '  "releases": {']
+    verdict_text: dict[int, tuple[CheckRecord, str]] = {}
+    entry_text: dict[int, tuple[EntryRecord, str]] = {}
+    for ri, (version, record) in enumerate(releases):
+        lines.append(f"    {json.dumps(version)}: {{")
+        for key in _RELEASE_META:
+            lines.append(f"      {json.dumps(key)}: {json.dumps(getattr(record, key))},")
+        if record.commit is not None:  # only a vendored engine's releases have one: no line in the others
+            lines.append(f'      "commit": {json.dumps(record.commit)},')
+        lines.append('      "entries": {')
+        entries = sorted(record.entries.items())
+        for ei, (entry, value) in enumerate(entries):
+            lines.append(f"        {json.dumps(entry)}: {{")
+            block = entry_text.get(id(value))  # entry records shared by releases are encoded once
+            if block is None or block[0] is not value:
+                block = entry_text[id(value)] = (value, _entry_block(value, verdict_text))
+            lines.append(block[1])
+            lines.append("        }" + ("," if ei < len(entries) - 1 else ""))
+        lines.append("      }")
+        lines.append("    }" + ("," if ri < len(releases) - 1 else ""))
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# --- reading a ledger -------------------------------------------------------------------------------------
+
+def parse(text: str, where: str):
+    """The JSON value of a ledger, evidence or surface file's text; LedgerError naming `where` when it is not
+    JSON as this verifier reads it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LedgerError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg}); {RESTORE}") from None
+    except (ValueError, RecursionError):  # a number of thousands of digits; arrays nested thousands deep
+        raise LedgerError(f"{where}: not valid JSON as this verifier reads it (a number too long, or values nested "
+                          f"too deep); {RESTORE}") from None
 
 
 class _Malformed(Exception):
@@ -42,7 +164,7 @@ class _Malformed(Exception):
     is where (keys from the top, put in front as the error passes up through the records that hold it);
     `advice` what to do about it."""
 
-    def __init__(self, message: str, *at: object, advice: str = _RESTORE) -> None:
+    def __init__(self, message: str, *at: object, advice: str = RESTORE) -> None:
         super().__init__(message)
         self.at = list(at)
         self.advice = advice
@@ -318,6 +440,90 @@ def _decode(data: object, engine: str) -> EngineLedger:
         except _Malformed as exc:
             raise exc.within("releases", version) from None
     return EngineLedger(engine, releases, migrated=fmt < FORMAT_VERSION)
+
+
+# --- evidence ---------------------------------------------------------------------------------------------
+#
+# `ledger/evidence/<engine>.json`: {"engine", "version" (the newest release verified), "checks": entry/check ->
+# its excerpt there (path, start, lines, match, verdict), "windows": entry/check -> the distinct windows it had,
+# "at": entry/check -> version -> [index into its windows, first line]}.
+
+_PAIR = re.compile(r"\[\n +(\d+),\n +(\d+)\n +\]")
+
+
+def excerpts_json(engine: str, newest: Excerpts) -> dict:
+    """The top of an evidence file: the newest release's excerpts."""
+    return {"engine": engine, "version": newest.version,
+            "checks": {key: _excerpt_json(excerpt) for key, excerpt in newest.checks.items()}}
+
+
+def _excerpt_json(excerpt: Excerpt) -> dict:
+    return {"path": excerpt.path, "start": excerpt.start, "lines": list(excerpt.lines), "match": list(excerpt.match),
+            "verdict": excerpt.verdict}
+
+
+def window_at(evidence: dict, version: str, key: str) -> Window | None:
+    """The window the evidence keeps of `key` (entry/check) at `version`, or None."""
+    ref = evidence.get("at", {}).get(key, {}).get(version)
+    if ref is None:
+        return None
+    return Window(ref[1], evidence["windows"][key][ref[0]])
+
+
+def merge_evidence(evidence: dict | None, engine: str, old: dict | None, merge: bool,
+                   windows: Mapping[str, Mapping[str, Window]], entries: Collection[str],
+                   keep: Collection[str] | None) -> dict:
+    """The evidence file to write: `evidence` (the newest release's excerpts; None: those of `old`, the file as
+    read before, which must then be given, as with `merge`); with `merge`, other entries' excerpts of the same
+    release from `old` stay. `windows`, `entries` and `keep` as in `EvidenceUpdate`."""
+    if evidence is None:
+        assert old is not None  # the caller reads it
+        evidence = {"engine": engine, "version": old.get("version"), "checks": old.get("checks", {})}
+    elif merge and old is not None and old.get("version") == evidence["version"]:
+        evidence = {**evidence, "checks": {**old["checks"], **evidence["checks"]}}
+    if keep is not None:
+        evidence = {**evidence, "checks": {k: v for k, v in evidence["checks"].items()
+                                           if k.partition("/")[0] in keep}}
+    return {**evidence, **_history(old or {}, windows, entries, keep)}
+
+
+def evidence_text(evidence: dict, where: str) -> str:
+    """The text of an evidence file, once it is what `decode_evidence` reads back; else LedgerError (`where`:
+    the file it is for, "not written")."""
+    try:
+        _check_evidence(evidence, evidence["engine"])
+    except _Malformed as exc:
+        raise LedgerError(f"{where}: not written: {_location(exc.at)}: {exc}") from None
+    text = json.dumps(evidence, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return _PAIR.sub(r"[\1, \2]", text)  # a release's [window, line] on its line: a third of the size
+
+
+def _history(old: dict, windows: Mapping[str, Mapping[str, Window]], entries: Collection[str],
+             keep: Collection[str] | None) -> dict:
+    """The `windows` and `at` of an evidence file: `old`'s, with `windows` (version -> key -> (start, lines)) in
+    place of what it had of `entries` at those versions. Each key's distinct windows are kept once, and `at`
+    says which one each release has and where it starts: key -> version -> [index, first line]."""
+    by_key: dict[str, dict[str, Window]] = {}
+    for key, versions in old.get("at", {}).items():
+        entry = key.partition("/")[0]
+        if keep is not None and entry not in keep:
+            continue
+        for version in versions:
+            found = window_at(old, version, key)
+            if found is not None and not (version in windows and entry in entries):
+                by_key.setdefault(key, {})[version] = found
+    for version, of_version in windows.items():
+        for key, window in of_version.items():
+            by_key.setdefault(key, {})[version] = window
+    out_windows: dict[str, list[list[str]]] = {}
+    at: dict[str, dict[str, list[int]]] = {}
+    for key in sorted(by_key):
+        distinct: dict[tuple[str, ...], int] = {}
+        for version in sorted(by_key[key], key=version_key):
+            start, lines = by_key[key][version]
+            at.setdefault(key, {})[version] = [distinct.setdefault(tuple(lines), len(distinct)), start]
+        out_windows[key] = [list(lines) for lines in distinct]
+    return {"windows": out_windows, "at": at}
 
 
 _EVIDENCE_KEYS = ("engine", "version", "checks")

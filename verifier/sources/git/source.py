@@ -1,22 +1,5 @@
-"""A git repository as a source: releases are tags, files are read from git objects.
-
-`GitSource` takes a local repository (bare or not) or a URL. A URL is cloned
-once into the cache as a bare, blobless partial clone: commits and trees come
-with the clone, and git fetches each blob from the remote the first time it is
-read. Later sources on the same URL fetch new tags into that clone.
-
-Nothing is checked out. Every object is read through GitPython's persistent
-`git cat-file --batch` and `--batch-check` processes, one pair per source,
-shared by its snapshots; `close()` ends them. A source is not thread-safe.
-
-What a snapshot hands out is what the commit's trees hold, never a file of the
-local repository (`.git/config`, hooks, the work tree's uncommitted files). A
-URL's credentials (`https://user:token@host/...`) are used to clone and fetch,
-and never appear in a message: messages reach reports and CI logs.
-
-Here: `GitSource`, the releases (tags) and the commit queries. A snapshot's file reads are
-in `_git_snapshot.py`, opening and cloning the repository in `_git_repo.py`, and turning
-git's failures into messages in `_git_errors.py`.
+"""`GitSource`: an engine's releases from the tags of a git repository, the commit queries, and the
+repository its snapshots read through (`repository`, `snapshot_closed`). Part of `verifier.sources.git`.
 """
 
 from __future__ import annotations
@@ -33,16 +16,14 @@ from urllib.parse import quote
 from git import Repo
 from packaging.version import InvalidVersion, Version
 
-from ..model import Release
-from . import Source, SourceUnavailable, check_repository_path
-from ._git_errors import _GIT_ERRORS, _restart_cat_file, _scrub, _unavailable
-from ._git_repo import _cached_clone, _is_url, _open_repo
-from ._git_snapshot import GitSnapshot
+from ...model import Release
+from .. import Source, SourceUnavailable, check_repository_path
+from .errors import GIT_ERRORS, restart_cat_file, scrub, unavailable
+from .repo import cached_clone, is_url, open_repo
+from .snapshot import GitSnapshot
 
 if TYPE_CHECKING:
-    from ..kb import Engine
-
-__all__ = ["GitSnapshot", "GitSource"]
+    from ...kb import Engine
 
 # 40 digits only: a 64-digit identity is an archive's sha256 from the package index.
 _COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
@@ -67,7 +48,7 @@ class GitSource(Source):
         self.engine = engine.key
         self.engine_spec = engine
         self.location = location
-        self.shown = _scrub(location)  # the location as messages name it
+        self.shown = scrub(location)  # the location as messages name it
         self.include_prereleases = include_prereleases
         self.warning: str | None = None
         self._repo: Repo | None = None
@@ -99,6 +80,12 @@ class GitSource(Source):
         if self._repo is not None:
             self._repo.close()
             self._repo = None
+
+    def snapshot_closed(self) -> None:
+        """A snapshot of this source is closed: its git processes end, unless a batch keeps them for the next
+        snapshot (the next read starts them again)."""
+        if self._repo is not None and not self._batches:
+            self._repo.git.clear_cache()
 
     # -- releases ------------------------------------------------------------------------------
 
@@ -136,8 +123,8 @@ class GitSource(Source):
     def _tag_targets(self) -> dict[str, tuple[str, ...]]:
         """Every tag with what for-each-ref says of it, read once per source."""
         if self._tags is None:
-            repo = self._repository()
-            with _unavailable(f"{self.shown}: cannot list tags"):
+            repo = self.repository()
+            with unavailable(f"{self.shown}: cannot list tags"):
                 listing = repo.git.for_each_ref("refs/tags", format=_TAG_FORMAT)
             self._tags = {}
             for line in listing.splitlines():
@@ -158,13 +145,13 @@ class GitSource(Source):
 
     def _peel_nested_tag(self, tag_object: str) -> tuple[str, int] | None:
         """A tag of a tag (for-each-ref peels one level only): follow it to its commit, if any."""
-        repo = self._repository()
+        repo = self.repository()
         try:
             commit_sha, _, _ = repo.git.get_object_header(f"{tag_object}^{{commit}}")
             commit = repo.commit(commit_sha.decode())  # type: ignore[attr-defined]  # bytes, typed str by GitPython
             return commit.hexsha, commit.committed_date
-        except _GIT_ERRORS:
-            _restart_cat_file(repo)
+        except GIT_ERRORS:
+            restart_cat_file(repo)
             return None
 
     def _tree_url(self, ref: str) -> str:
@@ -185,8 +172,8 @@ class GitSource(Source):
     def open_commit(self, revision: str) -> GitSnapshot:
         """The files at any commit (a sha, abbreviated or not, or a tag): for bisecting."""
         commit = self._resolve_commit(revision, f"commit {revision}")
-        repo = self._repository()
-        with _unavailable(f"{self.shown}: cannot read commit {commit}"):
+        repo = self.repository()
+        with unavailable(f"{self.shown}: cannot read commit {commit}"):
             timestamp = repo.commit(commit).committed_date
         release = Release(self.engine, commit[:12], date=_iso_date(timestamp), identity=commit,
                           url=self._tree_url(commit))
@@ -202,8 +189,8 @@ class GitSource(Source):
                 raise SourceUnavailable(f"{each}: {problem}")
         start = self._resolve_commit(from_commit, f"commit {from_commit}")
         end = self._resolve_commit(to_commit, f"commit {to_commit}")
-        repo = self._repository()
-        with _unavailable(f"{self.shown}: cannot list the commits that changed {', '.join(paths)}"):
+        repo = self.repository()
+        with unavailable(f"{self.shown}: cannot list the commits that changed {', '.join(paths)}"):
             listing = repo.git.log("--format=%H", "--reverse", f"{start}..{end}", "--",
                                    *(f":(literal){each}" for each in paths))
         return listing.split()
@@ -216,8 +203,8 @@ class GitSource(Source):
             raise SourceUnavailable(f"{path}: {problem}")
         with self.open(older) as before, self.open(newer) as after:
             start, end = before.commit, after.commit
-        repo = self._repository()
-        with _unavailable(f"{self.shown}: cannot compare {older.version} with {newer.version}"):
+        repo = self.repository()
+        with unavailable(f"{self.shown}: cannot compare {older.version} with {newer.version}"):
             listing = repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M",
                                     "--diff-filter=R", start, end)
         fields = listing.split("\0")
@@ -228,8 +215,8 @@ class GitSource(Source):
 
     def commit_summary(self, sha: str) -> str:
         """The first line of a commit's message, for people."""
-        repo = self._repository()
-        with _unavailable(f"{self.shown}: cannot read commit {sha}"):
+        repo = self.repository()
+        with unavailable(f"{self.shown}: cannot read commit {sha}"):
             return str(repo.commit(sha).summary)
 
     def _resolve_commit(self, revision: str, what: str) -> str:
@@ -238,11 +225,11 @@ class GitSource(Source):
         Asked of cat-file on its standard input, so that a revision that looks like
         an option is only ever a name that does not resolve.
         """
-        repo = self._repository()
+        repo = self.repository()
         try:
             sha, _, _ = repo.git.get_object_header(f"{revision}^{{commit}}")
-        except _GIT_ERRORS:
-            git_said = _restart_cat_file(repo)
+        except GIT_ERRORS:
+            git_said = restart_cat_file(repo)
             if git_said:
                 raise SourceUnavailable(f"{self.shown}: cannot look up {what}: {git_said}") from None
             raise SourceUnavailable(f"{self.shown}: no {what}") from None
@@ -250,15 +237,15 @@ class GitSource(Source):
 
     # -- the repository ------------------------------------------------------------------------
 
-    def _repository(self) -> Repo:
+    def repository(self) -> Repo:
         """The opened repository; a URL is cloned or updated on first use."""
         if self._closed:
             raise SourceUnavailable(f"{self.shown}: the git source is closed")
         if self._repo is None:
-            if os.path.exists(self.location) or not _is_url(self.location):
-                self._repo = _open_repo(Path(self.location))
+            if os.path.exists(self.location) or not is_url(self.location):
+                self._repo = open_repo(Path(self.location))
             else:
-                self._repo, self.warning = _cached_clone(self.location)
+                self._repo, self.warning = cached_clone(self.location)
         return self._repo
 
 
