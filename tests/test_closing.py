@@ -138,13 +138,6 @@ def test_follow_closes_its_source_and_snapshots_when_it_fails_half_way(kb, repo,
     _all_closed(opened)
 
 
-_CLI_PENDING = pytest.mark.xfail(
-    strict=True, reason="the command line's run_locate, run_bisect and run_follow --write own their source without a "
-                        "`with`: they are to call locate.locate_in, bisect.bisect_source and close in one finally "
-                        "(left for after R1's change of verifier/cli/)")
-
-
-@_CLI_PENDING
 def test_follow_write_closes_its_source_and_snapshots_when_it_fails_half_way(kb, repo, opened, monkeypatch):
     from verifier import follow
 
@@ -154,7 +147,6 @@ def test_follow_write_closes_its_source_and_snapshots_when_it_fails_half_way(kb,
     _all_closed(opened)
 
 
-@_CLI_PENDING
 def test_locate_closes_its_source_and_snapshot_when_it_fails_half_way(kb, repo, opened, monkeypatch):
     from verifier import locate
 
@@ -164,7 +156,6 @@ def test_locate_closes_its_source_and_snapshot_when_it_fails_half_way(kb, repo, 
     _all_closed(opened)
 
 
-@_CLI_PENDING
 def test_bisect_closes_its_source_and_snapshots_when_it_fails_half_way(kb, repo, opened, monkeypatch):
     from verifier import bisect
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from .. import lint, report, run
 from ..entries import load_entry
@@ -24,9 +24,6 @@ from ._common import (
     _make_source,
     _sources,
 )
-
-if TYPE_CHECKING:
-    from ..sources.git import GitSource
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -50,29 +47,24 @@ def run_locate(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
     progress = Progress()
-    source = _make_source(kb, args.engine, args.source, progress)
-    release = run.chosen_release(args.engine, source, args.release)
-    snapshot = source.open(release)
-    progress.status(f"{args.engine} {release.version}: reading the Python, C and C++ files", force=True)
-    python, cpp = locate.read_files(snapshot, "python"), locate.read_files(snapshot, "cpp")
-    files = {**python, **cpp}  # each read as its own language
+    found = locate.locate_in(_make_source(kb, args.engine, args.source, progress),  # closed by locate_in
+                             lambda source: run.chosen_release(args.engine, source, args.release), args.code,
+                             lambda text: progress.status(text, force=True))
     progress.done()
-    print(f"{kb.engines[args.engine].name} {release.version}: {len(python)} Python files, {len(cpp)} C and C++ files")
-    found = 0
-    if locate.is_symbol(args.code):
-        places = locate.find_symbol(snapshot, args.code, files)
-        found += len(places)
+    print(f"{kb.engines[args.engine].name} {found.release.version}: {found.python_files} Python files, "
+          f"{found.cpp_files} C and C++ files")
+    if found.definitions is not None:
+        places = found.definitions
         print(f"definitions of {args.code}:" if places else f"no definition of {args.code}")
         for place in places[: args.limit]:
             print(f"  {place}")
-    places = locate.find_fragment(snapshot, args.code, files)
-    found += len(places)
+    places = found.occurrences
     print(f"occurrences of {args.code!r}: {len(places)}" if places else f"no occurrence of {args.code!r}")
     for place in places[: args.limit]:
         print(f"  {place}")
     if len(places) > args.limit:
         print(f"  ... and {len(places) - args.limit} more (--limit)")
-    return EXIT_OK if found else EXIT_FINDINGS
+    return EXIT_OK if found.definitions or found.occurrences else EXIT_FINDINGS
 
 
 def run_bisect(args: argparse.Namespace) -> int:
@@ -89,39 +81,35 @@ def run_bisect(args: argparse.Namespace) -> int:
                          f"checks: {', '.join(c.id for c in loaded.entry.checks)}")
     if not args.source.startswith("git:"):
         raise UsageError("bisect needs a git source: --source git:URL_OR_PATH")
-    source = _make_source(kb, check.engine, args.source)
     transitions = [] if args.between else history.transitions(
         Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR).load(check.engine), loaded.entry.id)
-    try:
-        flip = bisect.choose_flip(source, check, source.releases(), transitions, args.between)
+    try:  # the source is bisect_source's: closed however it ends
+        found = bisect.bisect_source(_make_source(kb, check.engine, args.source), check, transitions, args.between)
     except LookupError as exc:  # a release of --between the source does not have: said with the source
         raise UsageError(f"{exc} in {args.source}") from None
     except bisect.NoForm as exc:
         raise UsageError(str(exc)) from None
-    if flip is None:
+    if found.flip is None:
         print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
         return EXIT_FINDINGS
-    good, bad, old, new = flip
-    if old == new:
+    good, bad, old, new = found.flip
+    result = found.result
+    if result is None:  # the same status at both
         print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
         return EXIT_FINDINGS
-    result = bisect.bisect(source, check, good, bad, old, new)
     print(f"{loaded.entry.id} / {check.id}: {old} in {good.version}, {new} in {bad.version}")
     print(f"  {result.candidates} commits touched {check.path}; {result.tested} tested")
     if result.commit is None:
         print(f"  no commit between them touching {check.path} has the new status")
-        source.close()
         return EXIT_FINDINGS
     engine = kb.engines[check.engine]
-    summary = cast("GitSource", source).commit_summary(result.commit)  # --source git: (above)
-    print(f"  first commit where it is {new}: {result.commit} {summary}")
+    print(f"  first commit where it is {new}: {result.commit} {found.summary}")
     print(f"  {engine.repository.rstrip('/').removesuffix('.git')}/commit/{result.commit}")
     v = cast(Verdict, result.verdict)  # a commit found: its verdict with it
     if v.reason:
         print(f"  {v.reason}: {v.message or ''}")
     if v.hint:
         print(f"  hint: {v.hint}")
-    source.close()
     return EXIT_OK
 
 

@@ -59,6 +59,7 @@ def run_follow(args: argparse.Namespace) -> int:
     known: set[str] = set()
     unknown: set[str] = set()
     verdicts, searches = VerdictCache(), SearchCache()
+    followed = False  # with --write the sources stay open for the re-verification, once everything was followed
     try:
         for engine in engines:
             source = sources[engine]
@@ -90,10 +91,11 @@ def run_follow(args: argparse.Namespace) -> int:
             finally:
                 reader.close()
                 progress.done()
+        followed = True
     finally:
         verdicts.close()
         searches.close()
-        if not args.write:
+        if not (args.write and followed):  # a return or a failure half-way closes them too
             _close(*sources.values())
     if unknown - known:
         _close(*sources.values())
