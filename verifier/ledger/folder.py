@@ -111,7 +111,7 @@ class Ledger:
         """Replace the engine's file atomically; refused (the file unchanged) when a release version or an id
         could not be read back."""
         path = self.path(ledger.engine)
-        write_atomically(path, ledger_text(ledger, str(path)))
+        write_atomically(path, ledger_text(ledger, str(path)), limit=MAX_LEDGER_BYTES, what="a ledger file")
 
     # Evidence: the lines each check points at in the newest release, for the site.
 
@@ -143,7 +143,8 @@ class Ledger:
         if merge or evidence is None or windows:
             old = old if old is not None else self.load_evidence(engine)
         write_atomically(path, evidence_text(merge_evidence(evidence, engine, old, merge, windows or {},
-                                                            entries or set(), keep), str(path)))
+                                                            entries or set(), keep), str(path)),
+                         limit=MAX_EVIDENCE_BYTES, what="an evidence file")
 
     def write_evidence(self, update: EvidenceUpdate, old: dict | None = None) -> None:
         """`save_evidence` of what a run found (`verify.EngineRun.evidence_update`); `old`: the evidence as read
@@ -221,8 +222,15 @@ class Ledger:
             os.close(fd)
 
 
-def write_atomically(target: Path, text: str) -> None:
-    """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half."""
+def write_atomically(target: Path, text: str, *, limit: int | None = None, what: str = "the file") -> None:
+    """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half.
+
+    With `limit` (the bound its reader enforces), a text larger than that is not written (LedgerError, `target`
+    unchanged): a file that every later command would refuse is never made."""
+    if limit is not None and (size := len(text.encode("utf-8", "surrogatepass"))) > limit:
+        raise LedgerError(f"{target}: not written: {size} bytes, more than the {_size(limit)} {what} may hold "
+                          "(a larger one is refused when read); it is unchanged. Track fewer releases (the "
+                          "engine's `oldest` in gotchas/engines.yaml) or verify fewer entries")
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.stem}.*.tmp"):  # left by a run that was killed mid-write
         with contextlib.suppress(OSError):
@@ -240,6 +248,10 @@ def write_atomically(target: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise LedgerError(f"{target}: cannot write: {exc.strerror or exc}; it is unchanged") from None
+
+
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
 
 
 def _umask() -> int:

@@ -8,10 +8,22 @@ the store, and goes back to the archive only for members it never read.
 Identical files in successive releases are stored once.
 
     members/<archive sha256>.json.z   zlib(JSON): names, member -> blob sha256, refused member -> why
+    members/ranges-<sha256>.json.z    the same, of members read by range requests (see below)
     members/blobs/<ab>/<sha256>       zlib(content)
 
+What a manifest answers is tied to what was verified. A manifest is kept under
+the archive's sha256 only when the pass read the whole archive and checked it
+against that digest (`origin=None`): then any index that lists the digest gets
+the same bytes. Members read by range requests were checked against the wheel's
+own RECORD only (the archive's digest cannot be checked without the whole file),
+so a hostile mirror can claim the honest wheel's digest for a wheel of its own:
+those are kept under `ranges-<sha256(archive sha256, file URL)>`, answered only
+for the same file URL, never for the digest alone.
+
 Every blob is checked against its sha256 when read back; anything missing or
-damaged in the store makes the reader go back to the archive.
+damaged in the store makes the reader go back to the archive. The store's
+folders are never links (`folders.real_folder`): a link planted in them is
+refused, never written through.
 """
 
 from __future__ import annotations
@@ -25,8 +37,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import stats
-from ...cache import cache_dir
+from ...cache import CacheFolderError, cache_dir, real_folder
 from .members import Members
+
+
+def origin_key(archive_sha: str, origin: str | None) -> str:
+    """The name of the manifest of an archive's members: its sha256 when the whole archive was checked against
+    it (`origin` None), else a digest of the sha256 and the URL the members were read from by ranges."""
+    if origin is None:
+        return archive_sha
+    return "ranges-" + hashlib.sha256(f"{archive_sha}\n{origin}".encode()).hexdigest()
 
 
 @dataclass
@@ -40,15 +60,16 @@ class MemberStore:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder or cache_dir("members")
 
-    def _manifest_path(self, archive_sha: str) -> Path:
-        return self.folder / f"{archive_sha}.json.z"
+    def _manifest_path(self, key: str) -> Path:
+        return self.folder / f"{key}.json.z"
 
     def _blob_path(self, sha: str) -> Path:
         return self.folder / "blobs" / sha[:2] / sha
 
-    def manifest(self, archive_sha: str) -> Manifest:
+    def manifest(self, key: str) -> Manifest:
+        """The manifest kept under `key` (`origin_key`); an empty one when there is none, or it is damaged."""
         try:
-            data = json.loads(zlib.decompress(self._manifest_path(archive_sha).read_bytes()))
+            data = json.loads(zlib.decompress(self._manifest_path(key).read_bytes()))
             return Manifest(frozenset(data["names"]), dict(data["members"]), dict(data["refused"]))
         except (OSError, ValueError, KeyError, TypeError, zlib.error):
             return Manifest()
@@ -60,9 +81,10 @@ class MemberStore:
             return None
         return data if hashlib.sha256(data).hexdigest() == sha else None
 
-    def answer(self, archive_sha: str, wanted: set[str]) -> Members | None:
-        """The wanted members from the store, or None when some must be read from the archive."""
-        located = self.locate(archive_sha, wanted)
+    def answer(self, archive_sha: str, wanted: set[str], origin: str | None = None) -> Members | None:
+        """The wanted members from the store, or None when some must be read from the archive: what a verified
+        pass over the whole archive kept, else (with `origin`, the file's URL) what range reads of it kept."""
+        located = self.locate(archive_sha, wanted, origin)
         if located is None:
             return None
         names, digests, refused = located
@@ -74,13 +96,21 @@ class MemberStore:
             found.contents[path] = content
         return found
 
-    def locate(self, archive_sha: str,
-               wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
+    def locate(self, archive_sha: str, wanted: set[str],
+               origin: str | None = None) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
         """Without reading any blob: (every name, wanted member -> blob sha256, wanted refused member -> why),
-        or None when some wanted member is not in the store."""
-        manifest = self.manifest(archive_sha)
+        or None when some wanted member is not in the store. The manifest of the verified archive is asked
+        first, then (with `origin`) that of range reads from that URL."""
+        for key in (archive_sha, *(() if origin is None else (origin_key(archive_sha, origin),))):
+            located = self._locate(self.manifest(key), wanted)
+            if located is not None:
+                return located
+        stats.count("store_misses")
+        return None
+
+    def _locate(self, manifest: Manifest,
+                wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
         if manifest.names is None:
-            stats.count("store_misses")
             return None
         digests, refused = {}, {}
         for path in wanted:
@@ -91,30 +121,41 @@ class MemberStore:
                 continue
             sha = manifest.members.get(path)
             if not sha or not self._blob_path(sha).is_file():
-                stats.count("store_misses")
                 return None
             digests[path] = sha
         return manifest.names, digests, refused
 
-    def keep(self, archive_sha: str, found: Members) -> None:
-        """Add what one pass over the archive read. Failures to write only cost a later re-read."""
-        manifest = self.manifest(archive_sha)
+    def keep(self, archive_sha: str, found: Members, origin: str | None = None) -> None:
+        """Add what one pass over the archive read: `origin` None when the pass read the whole archive and
+        checked it against `archive_sha`, else the URL its members were read from by ranges. Failures to write
+        only cost a later re-read; a link planted in the store's folders is refused (CacheFolderError)."""
+        key = origin_key(archive_sha, origin)
+        manifest = self.manifest(key)
         try:
             for path, content in found.contents.items():
                 sha = hashlib.sha256(content).hexdigest()
                 blob = self._blob_path(sha)
                 if not blob.is_file():
-                    _write_atomically(blob, zlib.compress(content, 6))
+                    self._write(blob, zlib.compress(content, 6))
                 manifest.members[path] = sha
             manifest.refused.update(found.refused)
             data = {"names": sorted(found.names), "members": manifest.members, "refused": manifest.refused}
-            _write_atomically(self._manifest_path(archive_sha), zlib.compress(json.dumps(data).encode(), 6))
+            self._write(self._manifest_path(key), zlib.compress(json.dumps(data).encode(), 6))
+        except CacheFolderError:
+            raise
         except OSError:
             pass
 
+    def _write(self, path: Path, data: bytes) -> None:
+        """`data` into `path` atomically; every folder from the store's down to `path`'s is a real folder (made
+        when missing), never a link (CacheFolderError)."""
+        real_folder(self.folder, *path.parent.relative_to(self.folder).parts)
+        _write_atomically(path, data)
+
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """`path` replaced by `data`: a temporary file made with O_EXCL (never through a link), then renamed over it
+    (a link in `path`'s place is replaced, not followed)."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".partial-")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -16,7 +16,11 @@ checked before `zipfile` is handed anything it would trust:
 - a member that is encrypted, compressed otherwise than stored or deflate, or
   larger than `max_member` is refused without reading it; one that is read must
   inflate to exactly its declared size and CRC-32, within the bytes before the
-  central directory.
+  central directory;
+- the members read from one archive add up to at most `max_total` bytes
+  (MAX_ZIP_TOTAL), counted by their declared sizes before any is read (which
+  reading then holds them to): past it the archive is an ArchiveError, so that
+  many members of 16 MiB each, inflated from a small zip, cannot fill memory.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from .members import (
 
 #: The largest central directory read.
 MAX_CENTRAL_DIRECTORY = 64 * 1024 * 1024
+#: The most bytes of members read (inflated) from one zip, in all: the source files of a real wheel are tens of MiB.
+MAX_ZIP_TOTAL = 512 * 1024 * 1024
 #: How much of a zip's end is read to find its end record (22 bytes, a comment up to 64 KiB, the zip64 locator).
 ZIP_TAIL = 22 + 0xFFFF + 20
 
@@ -124,15 +130,19 @@ class ZipReader:
     `tail`, when the caller already holds the file's last bytes, saves
     reading them again (the end record and often the central directory).
     `strip_top_folder` reads a zip sdist by the paths below its top folder.
+    `max_total` (default MAX_ZIP_TOTAL) bounds the bytes of all the members it reads.
     """
 
     def __init__(self, read_range: Callable[[int, int], bytes], size: int, *, tail: bytes | None = None,
-                 strip_top_folder: bool = False, max_member: int = MAX_FILE_BYTES) -> None:
+                 strip_top_folder: bool = False, max_member: int = MAX_FILE_BYTES,
+                 max_total: int | None = None) -> None:
         self._read_range = read_range
         self.size = size
         self._tail = tail if tail is not None else b""
         self._strip = strip_top_folder
         self._max_member = max_member
+        self._max_total = MAX_ZIP_TOTAL if max_total is None else max_total
+        self._total = 0  # bytes of members read so far
         self._file: _RangeFile | None = None
         self._zip: zipfile.ZipFile | None = None
         self._by_path: dict[str, zipfile.ZipInfo] | None = None
@@ -147,6 +157,7 @@ class ZipReader:
 
     def read_members(self, wanted: Collection[str]) -> Members:
         found = Members(self.paths())
+        to_read = []
         for path in sorted(set(wanted) & found.names):
             if path in self._ambiguous:
                 found.refused[path] = "the archive lists it twice"
@@ -156,14 +167,24 @@ class ZipReader:
             if problem:
                 found.refused[path] = problem
             else:
-                found.contents[path] = self.read(member)
+                to_read.append((path, member))
+        self._within_total(sum(member.file_size for _, member in to_read))  # before reading any of them
+        for path, member in to_read:
+            found.contents[path] = self.read(member)
         return found
+
+    def _within_total(self, more: int) -> None:
+        """ArchiveError when `more` bytes of members would take what this archive's reads total past the bound."""
+        if self._total + more > self._max_total:
+            raise ArchiveError(f"its members to read add up to more than {self._max_total} bytes "
+                               f"({self._total + more} in total; at most {self._max_member} each)")
 
     def read(self, member: zipfile.ZipInfo) -> bytes:
         """The member's content, checked against its declared size and CRC-32 (zipfile checks the CRC)."""
         problem = self._refusal(member)
         if problem:
             raise ArchiveError(f"{member.filename}: {problem}")
+        self._within_total(member.file_size)
         self._members()
         assert self._zip is not None and self._file is not None
         self._file.fetch(member.header_offset, _LOCAL_HEADER + len(member.orig_filename.encode("utf-8", "replace"))
@@ -176,6 +197,7 @@ class ZipReader:
         if len(content) != member.file_size:
             raise ArchiveError(f"{member.filename}: {len(content)} bytes, the central directory says "
                                f"{member.file_size}")
+        self._total += len(content)
         return content
 
     def _refusal(self, member: zipfile.ZipInfo) -> str | None:

@@ -189,17 +189,20 @@ class _Stored(ArchiveReader):
         self.store = MemberStore()
 
     def locate(self, wanted: set[str]) -> tuple[frozenset[str], dict[str, str], dict[str, str]] | None:
-        return self.store.locate(self.archive.sha256, wanted)
+        return self.store.locate(self.archive.sha256, wanted, origin=self.archive.url)
 
     def stored(self, sha: str) -> bytes | None:
         return self.store.blob(sha)
 
     def read_members(self, wanted: set[str], on_member: Callable[[str, bytes], None] | None = None) -> Members:
-        stored = self.store.answer(self.archive.sha256, wanted)
+        stored = self.store.answer(self.archive.sha256, wanted, origin=self.archive.url)
         if stored is not None:
             return stored
         found = self.inner.read_members(wanted, on_member) if on_member else self.inner.read_members(wanted)
-        self.store.keep(self.archive.sha256, found)
+        # Members of a wheel read by ranges were checked against its RECORD, never the archive's digest: kept for
+        # this file's URL only, so that a mirror claiming another wheel's digest cannot answer for that wheel.
+        by_ranges = isinstance(self.inner, _RemoteWheel) and self.inner._whole is None
+        self.store.keep(self.archive.sha256, found, origin=self.archive.url if by_ranges else None)
         return found
 
 
