@@ -65,4 +65,6 @@ INTERNAL: dict[str, str] = {
                     "reads the finished file",
     "_Cancelled": "sources: the reader gave up (a BaseException, past any `except Exception`); the download stops "
                   "and removes its partial file",
+    "_Unreadable": "sources: git could not read a blob, which a blobless clone may not have fetched yet; the git "
+                   "snapshot fetches it from the source's own URL and reads again, else a SourceUnavailable",
 }

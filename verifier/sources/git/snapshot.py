@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 from git.objects.fun import tree_entries_from_data
 
 from .. import MAX_FILE_BYTES, Snapshot, SourceUnavailable, check_repository_path
+from ..archive import MAX_MEMBERS
 from .errors import GIT_ERRORS, reason, restart_cat_file
 
 if TYPE_CHECKING:
@@ -29,6 +30,17 @@ class SnapshotSource(Protocol):
     def snapshot_closed(self) -> None:
         """A snapshot is done: its git processes may end (unless the source keeps them for the next one)."""
         ...
+
+    def fetch_blob(self, blob: str) -> bool:
+        """Fetch a blob the repository lacks (False: nothing to fetch from); SourceUnavailable when it fails."""
+        ...
+
+
+#: The most paths a commit's file list may hold, and the most entries of one folder: an sdist's member bound.
+#: (Trees are shared, so a tiny repository can list millions of paths.)
+MAX_PATHS = MAX_MEMBERS
+#: The largest tree object (one folder's listing) read.
+MAX_TREE_BYTES = MAX_FILE_BYTES
 
 
 _TREE_MODE = 0o040000
@@ -63,8 +75,23 @@ class GitSnapshot(Snapshot):
         blob = self.blob_id(path)
         if blob is None:
             return None
+        try:
+            return self._read_blob(blob, path)
+        except _Unreadable as unreadable:
+            try:  # a blob a blobless clone has not fetched yet: fetched from the URL, never by git on its own
+                fetched = self._source.fetch_blob(blob)
+            except SourceUnavailable as exc:
+                raise SourceUnavailable(f"{unreadable}: {exc}") from None
+            if not fetched:
+                raise SourceUnavailable(f"{unreadable}: {unreadable.git_said}") from None
+        try:
+            return self._read_blob(blob, path)
+        except _Unreadable as unreadable:
+            raise SourceUnavailable(f"{unreadable}: {unreadable.git_said}") from None
+
+    def _read_blob(self, blob: str, path: str) -> bytes:
         git = self._repo().git
-        with self._reading(path):
+        with self._reading(path, unreadable=_Unreadable):
             _, kind, size = git.get_object_header(blob)
             if kind != b"blob":
                 raise SourceUnavailable(  # kind: bytes, typed str by GitPython
@@ -93,16 +120,27 @@ class GitSnapshot(Snapshot):
     def paths(self) -> list[str]:
         """The path of every regular file at this commit (symlinks and submodules left out)."""
         repo = self._repo()
+        paths: list[str] = []
         with self._reading("the file list"):
-            listing = repo.git.ls_tree("-r", "-z", "--full-tree", self.commit)
-        paths = []
-        for record in listing.split("\0"):
-            if not record:
-                continue
-            meta, _, path = record.partition("\t")
-            mode = meta.split(" ", 1)[0]
-            if mode in ("100644", "100755"):
-                paths.append(path)
+            process = repo.git.ls_tree("-r", "-z", "--full-tree", self.commit, as_process=True)
+            proc = process.proc
+            try:
+                listed, rest = 0, b""
+                while chunk := proc.stdout.read(1 << 16):
+                    records = (rest + chunk).split(b"\0")
+                    rest = records.pop()
+                    listed += len(records)
+                    if listed > MAX_PATHS:
+                        raise SourceUnavailable(f"{self._where('the file list')}: more than {MAX_PATHS} paths")
+                    for record in records:
+                        meta, _, path = record.partition(b"\t")
+                        if meta.split(b" ", 1)[0] in (b"100644", b"100755"):
+                            paths.append(path.decode("utf-8", "surrogateescape"))
+                process.wait()  # raises what git said when it failed
+            finally:
+                if proc.poll() is None:  # stopped at the bound: git need not list the rest
+                    proc.kill()
+                    proc.wait()
         return sorted(paths)
 
     def blob_id(self, path: str) -> str | None:
@@ -143,12 +181,21 @@ class GitSnapshot(Snapshot):
         return entries
 
     def _tree_entries(self, tree: str, path: str) -> dict[str, tuple[int, str]]:
+        git = self._repo().git
         with self._reading(path):
-            _, kind, _, data = self._repo().git.get_object_data(tree)
+            _, kind, size = git.get_object_header(tree)
             if kind != b"tree":
                 raise SourceUnavailable(  # kind: bytes, typed str by GitPython
                     f"{self._where(path)}: object {tree} is a {kind.decode()}, not a folder")  # type: ignore[attr-defined]
-            return {name: (mode, binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)}
+            if size > MAX_TREE_BYTES:
+                raise SourceUnavailable(f"{self._where(path)}: a folder's listing of {size} bytes, over the "
+                                        f"{MAX_TREE_BYTES}-byte limit")
+            _, _, _, data = git.get_object_data(tree)
+            entries = tree_entries_from_data(data)
+            if len(entries) > MAX_PATHS:
+                raise SourceUnavailable(f"{self._where(path)}: a folder of {len(entries)} entries, over the "
+                                        f"{MAX_PATHS}-entry limit")
+            return {name: (mode, binsha.hex()) for binsha, mode, name in entries}
 
     def _refuse_links(self, kind: int, entry_path: str, path: str) -> None:
         """Symbolic links could point anywhere, and a submodule's files are in another repository."""
@@ -167,10 +214,21 @@ class GitSnapshot(Snapshot):
         return f"{path} at {self.release.version} ({self.commit[:12]})"
 
     @contextmanager
-    def _reading(self, path: str) -> Iterator[None]:
+    def _reading(self, path: str, unreadable: type[_Unreadable] | None = None) -> Iterator[None]:
         try:
             yield
         except GIT_ERRORS as exc:
             git_said = restart_cat_file(self._source.repository()) or reason(exc)
-            raise SourceUnavailable(f"{self._where(path)}: git could not read it "
-                                    f"(a corrupt repository, or a blob the remote did not send): {git_said}") from None
+            what = (f"{self._where(path)}: git could not read it "
+                    "(a corrupt repository, or a blob the remote did not send)")
+            if unreadable is not None:
+                raise unreadable(what, git_said) from None
+            raise SourceUnavailable(f"{what}: {git_said}") from None
+
+
+class _Unreadable(Exception):
+    """A blob git could not read (missing from a blobless clone, or corrupt): `str()` says where, `git_said` why."""
+
+    def __init__(self, where: str, git_said: str) -> None:
+        super().__init__(where)
+        self.git_said = git_said

@@ -18,8 +18,10 @@ from packaging.version import InvalidVersion, Version
 
 from ...model import Release
 from .. import Source, SourceUnavailable, check_repository_path
+from . import command
+from .command import git_dir_args, remote_env, run_git
 from .errors import GIT_ERRORS, restart_cat_file, scrub, unavailable
-from .repo import cached_clone, is_url, open_repo
+from .repo import cached_clone, fetch_blobs, is_url, open_repo
 from .snapshot import GitSnapshot
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ class GitSource(Source):
         self.include_prereleases = include_prereleases
         self.warning: str | None = None
         self._repo: Repo | None = None
+        self._clone: Path | None = None  # the cache's clone, when the location is a URL
         self._tags: dict[str, tuple[str, ...]] | None = None
         self._closed = False
         self._batches = 0
@@ -204,9 +207,15 @@ class GitSource(Source):
         with self.open(older) as before, self.open(newer) as after:
             start, end = before.commit, after.commit
         repo = self.repository()
-        with unavailable(f"{self.shown}: cannot compare {older.version} with {newer.version}"):
-            listing = repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M",
-                                    "--diff-filter=R", start, end)
+        what = f"{self.shown}: cannot compare {older.version} with {newer.version}"
+        options = ("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", "--diff-filter=R", start, end)
+        if self._clone is not None:  # rename detection reads blobs, which a blobless clone fetches as it goes
+            listing = run_git([*git_dir_args(self._clone), "diff", *options], what=what,
+                              late=f"{what}: git fetch of {self.shown}", seconds=command.FETCH_SECONDS,
+                              env=remote_env(self.location, lazy_fetch=True))
+        else:
+            with unavailable(what):
+                listing = repo.git.diff(*options)
         fields = listing.split("\0")
         for i in range(0, len(fields) - 2, 3):  # R<score>, old path, new path
             if fields[i].startswith("R") and fields[i + 2] == path:
@@ -237,6 +246,15 @@ class GitSource(Source):
 
     # -- the repository ------------------------------------------------------------------------
 
+    def fetch_blob(self, blob: str) -> bool:
+        """Fetch a blob the cache's clone lacks from the URL, within the fetch deadline; False for a local
+        repository (nothing is ever fetched into it); SourceUnavailable when the fetch fails."""
+        self.repository()
+        if self._clone is None:
+            return False
+        fetch_blobs(self._clone, self.location, [blob])
+        return True
+
     def repository(self) -> Repo:
         """The opened repository; a URL is cloned or updated on first use."""
         if self._closed:
@@ -246,6 +264,7 @@ class GitSource(Source):
                 self._repo = open_repo(Path(self.location))
             else:
                 self._repo, self.warning = cached_clone(self.location)
+                self._clone = Path(self._repo.git_dir)
         return self._repo
 
 

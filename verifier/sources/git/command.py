@@ -1,0 +1,121 @@
+"""How every git process of a git source runs: with the machine's and the repository's power to run commands
+taken away, and with a deadline on everything that goes over the network.
+
+A repository's own config (`.git/config`) cannot be switched off, but settings given on git's command line
+(`-c`) win over it, and `GIT_ALLOW_PROTOCOL` wins over every `protocol.*` setting. So:
+
+- reading processes (`cat-file`, `ls-tree`, `log`, `diff`: GitPython's included) may use no transport at all, so
+  that a blob missing from a partial clone is never fetched lazily from a remote the repository names (a promisor
+  remote `ext::sh -c ...` would run that command); `GIT_NO_LAZY_FETCH` says the same to git 2.44 and later;
+- network processes (clone, fetch) may use https, http and file only, are killed with their children
+  (`remote-https`) past their deadline, and get a URL's credentials from their environment only (never a file,
+  never a command line that `ps` shows);
+- every process runs without the system and global config, with fsmonitor, hooks, credential helpers and
+  askpass programs off, and never prompts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import SourceUnavailable
+from .errors import scrub
+
+#: Seconds a clone may take, everything included; it is killed past it.
+CLONE_SECONDS = 1800
+#: Seconds a fetch (new tags, a missing blob, the blobs of a rename detection) may take.
+FETCH_SECONDS = 300
+#: The transports clones and fetches may use.
+NETWORK_PROTOCOLS = ("https", "http", "file")
+#: What is kept of a git process's standard error (the last line is the reason given).
+_STDERR_TAIL = 64 * 1024
+
+#: Settings given as `-c` to every git process: they win over the repository's own config.
+LOCKED_CONFIG = (
+    ("protocol.allow", "never"),
+    *((f"protocol.{name}.allow", "never") for name in ("ext", "fd", "ssh", "git")),
+    *((f"protocol.{name}.allow", "always") for name in NETWORK_PROTOCOLS),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("credential.helper", ""),  # an empty value clears the list of helpers
+    ("core.askPass", ""),
+    ("fetch.recurseSubmodules", "false"),
+    ("submodule.recurse", "false"),
+    ("gc.auto", "0"),  # a fetch starts no gc or maintenance of its own
+    ("maintenance.auto", "false"),
+)
+
+CONFIG_OPTIONS = tuple(f"{key}={value}" for key, value in LOCKED_CONFIG)
+CONFIG_ARGS = tuple(arg for option in CONFIG_OPTIONS for arg in ("-c", option))
+
+
+def locked_env(*, network: bool = False) -> dict[str, str]:
+    """The environment variables every git process gets (on top of the caller's environment)."""
+    return {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "",  # set but empty: no askpass program, not even SSH_ASKPASS
+        "GIT_NO_LAZY_FETCH": "1",
+        # An empty list allows no transport at all: a lazy fetch by a reading process fails, running nothing.
+        "GIT_ALLOW_PROTOCOL": ":".join(NETWORK_PROTOCOLS) if network else "",
+        "GIT_PROTOCOL_FROM_USER": "0",
+    }
+
+
+def remote_env(url: str, *, lazy_fetch: bool = False) -> dict[str, str]:
+    """A network process's environment, with `url` as the remote `origin`'s URL (credentials included): given
+    as command-line-level config through the environment, it is in no file and on no command line.
+    With `lazy_fetch`, missing blobs are fetched from there (a rename detection in a blobless clone)."""
+    return {**locked_env(network=True), "GIT_NO_LAZY_FETCH": "0" if lazy_fetch else "1",
+            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "remote.origin.url", "GIT_CONFIG_VALUE_0": url}
+
+
+def run_git(args: Sequence[str], *, what: str, seconds: float | None = None, env: dict[str, str] | None = None,
+            stdin: bytes | None = None, late: str | None = None) -> str:
+    """Run `git <args>` locked down; its standard output. A failure raises SourceUnavailable with `what` and
+    git's last line; past `seconds`, git and every process it started are killed, and the message is
+    "`late` (or `what`) did not finish in N s"."""
+    command = ["git", *CONFIG_ARGS, *args]
+    environment = {**os.environ, **(env if env is not None else locked_env())}
+    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as output:
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                       stdout=output, stderr=errors, env=environment, start_new_session=True)
+        except OSError as exc:
+            raise SourceUnavailable(f"{what}: cannot run git ({exc.strerror or exc})") from None
+        try:
+            process.communicate(stdin, timeout=seconds)
+        except BaseException as exc:  # the deadline, or an interrupt: git and what it started end with us
+            _end_group(process)
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise SourceUnavailable(f"{late or what} did not finish in {seconds:g} s") from None
+            raise
+        if process.returncode != 0:
+            errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_TAIL))
+            said = [line.strip() for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+            # git's first "fatal:" or "error:" is the reason; the advice after it ("Please make sure...") is not
+            reasons = [line for line in said if line.startswith(("fatal:", "error:"))] or said[-1:]
+            detail = scrub(reasons[0]) if reasons else f"git exited with status {process.returncode}"
+            raise SourceUnavailable(f"{what}: {detail}")
+        output.seek(0)
+        return output.read().decode(errors="replace")
+
+
+def _end_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill git and every process it started (its own process group, `remote-https` included); git is not
+    reaped yet, so the group is still its own."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def git_dir_args(folder: Path) -> tuple[str, ...]:
+    return ("--git-dir", str(folder))
