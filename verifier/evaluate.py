@@ -140,8 +140,8 @@ def evaluate_source(form: Form, source: code.SourceFile, budget: Budget | None =
         verdict = Verdict(ERROR, "invalid", path=form.path, message=f"the pattern is too deeply nested: {exc}")
     except _bounded.Unavailable as exc:
         verdict = Verdict(ERROR, "unavailable", path=form.path, message=str(exc))
-    except RecursionError:
-        verdict = Verdict(ERROR, "unparsable", path=form.path, message="the file nests too deeply to analyse")
+    except RecursionError as exc:  # a file nested past the interpreter's stack, or past code._limits' bounds
+        verdict = Verdict(ERROR, "unparsable", path=form.path, message=code.unparsable_message(exc))
     if budget is not None:
         budget.charge(form, time.perf_counter() - started)
     return _with_sha(verdict, source.sha256)

@@ -21,6 +21,7 @@ from ._file import Scope, Span, fold_whitespace
 from ._fragment_tokens import Fragment, fragment
 from ._fragments import BudgetExceeded, PatternTooDeep
 from ._hints import _Hints
+from ._limits import unparsable_message as unparsable_message
 from ._search import _Search
 
 __all__ = ["BudgetExceeded", "Fragment", "PatternTooDeep", "Scope", "SourceFile", "Span", "fold_whitespace",

@@ -21,7 +21,7 @@ import tree_sitter
 import tree_sitter_cpp
 
 from ..model import language_of
-from . import _python
+from . import _limits, _python
 
 LANGUAGE = tree_sitter.Language(tree_sitter_cpp.language())
 
@@ -55,6 +55,7 @@ _FORMAT_MACRO = re.compile(rb'(?<=")(\s*)((?:PRI|SCN)[A-Za-z0-9_]+)\b|\b((?:PRI|
 # Only where a statement or declaration may start (`_statement_ends`) and one follows: never an enum's last
 # enumerator, an initializer's value, or an argument that a formatter put on a line of its own.
 _BARE_MACRO = re.compile(rb"(?m)^[ \t]*([A-Z_][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*\r?$")
+_STARTS_CODE = re.compile(rb"\s*[A-Za-z_~]")
 
 
 def _statement_ends(before: bytes) -> bool:
@@ -73,9 +74,12 @@ def masked(data: bytes) -> bytes:
         return (m.group(1) or b"") + b'"' + b"_" * (len(name) - 2) + b'"'
     if b"PRI" in data or b"SCN" in data:
         data = _FORMAT_MACRO.sub(literal, data)
-    out = None
+    out, since = None, 0
     for m in _BARE_MACRO.finditer(data):
-        if not (_statement_ends(data[:m.start()]) and re.match(rb"\s*[A-Za-z_~]", data[m.end():])):
+        # What precedes the line, from the line of the bare macro before (its start is a line's, and its name
+        # is no blank): the same last line as all that precedes it, and each byte copied once, not once a line.
+        before, since = data[since:m.start()], m.start()
+        if not (_statement_ends(before) and _STARTS_CODE.match(data, m.end())):
             continue
         if out is None:
             out = bytearray(data)
@@ -83,7 +87,9 @@ def masked(data: bytes) -> bytes:
     return bytes(out) if out is not None else data
 
 
-def parse(data: bytes) -> tree_sitter.Tree:
+def parse(data: bytes, where: str | None = None) -> tree_sitter.Tree:
+    """`data`'s tree; `_limits.ParseRefused` (naming `where`) for a file past the bounds tree-sitter parses in."""
+    _limits.check(data, where)
     return parser().parse(masked(data))
 
 

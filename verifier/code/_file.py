@@ -143,7 +143,7 @@ class _File:
 
     @cached_property
     def tree(self):
-        return _cpp.parse(self._encoded) if self.is_cpp else _python.parse(self._encoded)
+        return _cpp.parse(self._encoded, self.path) if self.is_cpp else _python.parse(self._encoded, self.path)
 
     @property
     def root(self):

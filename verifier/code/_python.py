@@ -13,6 +13,7 @@ import tree_sitter
 import tree_sitter_python
 
 from .._nodes import node_bytes, node_parent
+from . import _limits
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 
@@ -32,7 +33,9 @@ def parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(LANGUAGE)
 
 
-def parse(data: bytes) -> tree_sitter.Tree:
+def parse(data: bytes, where: str | None = None) -> tree_sitter.Tree:
+    """`data`'s tree; `_limits.ParseRefused` (naming `where`) for a file past the bounds tree-sitter parses in."""
+    _limits.check(data, where)
     return parser().parse(data)
 
 

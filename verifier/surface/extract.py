@@ -282,7 +282,7 @@ class _Parsed:
         trees = trees if trees is not None else {}
         for path in sorted(files):
             if path not in trees:  # a file read for several kinds is parsed once
-                trees[path] = _python.parse(files[path])
+                trees[path] = _python.parse(files[path], path)
             root = trees[path].root_node
             self.roots[path] = root
             self._module(path, root)

@@ -1078,7 +1078,7 @@ def extract(files_by_kind: dict[str, dict[str, bytes]], env_primary: Iterable[st
     def parsed(files: dict[str, bytes]) -> dict[str, tuple[tree_sitter.Tree, bytes]]:
         for path, data in files.items():
             if path not in trees:
-                trees[path] = (_cpp.parse(data), data)
+                trees[path] = (_cpp.parse(data, path), data)
         return {p: trees[p] for p in files}
 
     items: list[Item] = []
