@@ -9,15 +9,19 @@ that the entry now has exactly the forms asked for.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 from typing import TYPE_CHECKING, cast
 
 import yaml
 
-from .entries import LoadedEntry, parse_entry
+from .entries import MAX_ENTRY_BYTES, LoadedEntry, parse_entry
 from .errors import EXIT_FINDINGS, GotchasError
 from .matchers import NAMES
 from .model import Check, Entry
+from .safety import PathError, WriteError, read_regular, write_text_atomically
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,8 +87,7 @@ def add_earlier(text: str, loaded: LoadedEntry, check: Check, items: list[dict])
         new = render_items(items, dash)
     else:
         new = [" " * key_indent + "earlier:"] + render_items(items, key_indent + 2)
-    while end > node.line - 1 and _trailing(lines[end], key_indent):
-        end -= 1
+    end = _trim(lines, end, node.line - 1, key_indent, node)
     if not lines[end].endswith(("\n", "\r")):
         lines[end] += newline
     edited = lines[:end + 1] + [line + newline for line in new] + lines[end + 1:]
@@ -112,6 +115,51 @@ def _check_block(text: str, loaded: LoadedEntry, check: Check):
     return node, lines, newline, end
 
 
+#: A block scalar's header with the keep indicator (`|+`, `>+`, `|2+`, `|+2`), as written after its key.
+_KEEP = re.compile(r"[|>](?:[1-9]?\+|\+[1-9])[ \t]*(?:#.*)?$")
+
+
+def _trim(lines: list[str], end: int, lowest: int, indent: int, node: Node) -> int:
+    """`end` (0-based) moved up past the blank lines and the comments that belong to what follows, never above
+    `lowest`, nor into the last value of `node` when that is a keep-chomped block scalar (`|+`): its trailing
+    blank lines are part of its value, and text inserted before them would take them from it."""
+    floor = max(lowest, _kept_until(lines, end, node))
+    while end > floor and _trailing(lines[end], indent):
+        end -= 1
+    return end
+
+
+def _kept_until(lines: list[str], end: int, node: Node) -> int:
+    """The 0-based last line of the keep-chomped block scalar that ends `node` at or above line `end`, with its
+    trailing blank lines; -1 when `node` does not end with one."""
+    parent = node
+    while True:
+        if node.is_mapping:
+            keys = [(line, key) for key, line in node.key_lines.items() if line - 1 <= end]
+            if not keys:
+                return -1
+            parent, node = node, node.value[max(keys)[1]]
+            continue
+        if node.is_sequence:
+            items = [item for item in node.value if item.line - 1 <= end]
+            if not items:
+                return -1
+            parent, node = node, items[-1]
+            continue
+        break
+    if not isinstance(node.value, str) or node.line < 1 or node.line > len(lines):
+        return -1
+    if not _KEEP.match(lines[node.line - 1][node.column - 1:].rstrip("\r\n")):
+        return -1
+    indent, last = parent.column - 1, node.line - 1
+    for n in range(node.line, min(end, len(lines) - 1) + 1):
+        line = lines[n].rstrip("\r\n")
+        if line.strip() and len(line) - len(line.lstrip(" ")) <= indent:
+            break  # a line no deeper than the key ends the scalar
+        last = n
+    return last
+
+
 def _trailing(line: str, indent: int) -> bool:
     """A blank line, or a comment no deeper than the check's keys (it belongs to what follows)."""
     stripped = line.strip()
@@ -122,11 +170,12 @@ def _trailing(line: str, indent: int) -> bool:
 
 def write_forms(path: str | Path, loaded: LoadedEntry, check: Check, items: list[dict]) -> str:
     """Add `items` to the check's `earlier` list in the entry file at `path`; the new text, once it reads back
-    with exactly those forms added (else RewriteError, and the file is untouched)."""
+    with exactly those forms added (else RewriteError, and the file is untouched). The file is replaced
+    atomically (`safety.write_text_atomically`): a failed write is a WriteError and leaves it as it was."""
     from pathlib import Path
 
     path = Path(path)
-    data = path.read_bytes()
+    data = _read_as_loaded(path, loaded, "trace")
     text = data.decode("utf-8")
     edited = add_earlier(text, loaded, check, items)
     again = parse_entry(edited.encode("utf-8"), loaded.file, path.stem)
@@ -145,9 +194,69 @@ def write_forms(path: str | Path, loaded: LoadedEntry, check: Check, items: list
             if getattr(form, attribute) != value:
                 raise RewriteError(f"{loaded.file}: a written form did not read back as written ({key}); "
                                    "it is unchanged")
-    path.write_bytes(edited.encode("utf-8"))
+    _replace_entry(path, data, edited, loaded.file, "trace")
     return edited
 
+
+#: The sha256 of what this process last wrote to each entry file (by absolute path): `reread` tells the run's
+#: own writes from someone else's edit by it.
+_WRITTEN: dict[str, str] = {}
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _changed(file: str, command: str) -> RewriteError:
+    return RewriteError(f"{file} changed while {command} ran; not written")
+
+
+def _read_entry(path: Path, file: str, command: str) -> bytes:
+    try:
+        return read_regular(path, MAX_ENTRY_BYTES)
+    except (PathError, OSError):
+        raise _changed(file, command) from None  # it was read when the command started
+
+
+def _same(fresh: LoadedEntry, loaded: LoadedEntry) -> bool:
+    """Whether two readings of an entry say the same, every field and line of it."""
+    return fresh.entry == loaded.entry and fresh.diagnostics == loaded.diagnostics
+
+
+def _read_as_loaded(path: Path, loaded: LoadedEntry, command: str) -> bytes:
+    """The bytes of the entry file, refused (RewriteError) unless they read as `loaded` does: the lines an edit
+    is placed by are those of the text it is made to."""
+    data = _read_entry(path, loaded.file, command)
+    if not _same(parse_entry(data, loaded.file, path.stem), loaded):
+        raise _changed(loaded.file, command)
+    return data
+
+
+def _replace_entry(path: Path, data: bytes, edited: str, file: str, command: str) -> None:
+    """Replace the entry file at `path`, read as `data`, with `edited`: refused (RewriteError) when the file no
+    longer holds `data` (someone edited it meanwhile), and written atomically, never through a link (PathError,
+    or WriteError when the write fails; either way the file is as it was)."""
+    if _digest(_read_entry(path, file, command)) != _digest(data):
+        raise _changed(file, command)
+    new = edited.encode("utf-8")
+    write_text_atomically(path, new, path.parent, display=file)
+    _WRITTEN[os.path.abspath(path)] = _digest(new)
+
+
+def reread(path: str | Path, loaded: LoadedEntry, display: str | None = None, command: str = "trace"
+           ) -> LoadedEntry:
+    """The entry at `path` read again before a command writes to it (an earlier write moved its lines), refused
+    (RewriteError: "ENTRY changed while trace ran; not written") when it changed since `loaded` was read other
+    than by this process's own writes."""
+    from pathlib import Path
+
+    path = Path(path)
+    file = display or loaded.file
+    data = _read_entry(path, file, command)
+    fresh = parse_entry(data, file, path.stem)
+    if fresh.entry is None or (_WRITTEN.get(os.path.abspath(path)) != _digest(data) and not _same(fresh, loaded)):
+        raise _changed(file, command)
+    return fresh
 
 
 # --- `follow --write`: a new own form, the old one kept in `earlier` --------------------------------------
@@ -219,8 +328,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form: Form, until
     the check's own again)."""
     node, lines, newline, end = _check_block(text, loaded, check)
     key_indent = node.column - 1
-    while end > node.line - 1 and _trailing(lines[end], key_indent):
-        end -= 1
+    end = _trim(lines, end, node.line - 1, key_indent, node)
     key_lines = sorted(node.key_lines.items(), key=lambda kv: kv[1])
 
     def extent(key: str) -> tuple[int, int]:
@@ -228,9 +336,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form: Form, until
         line = node.key_lines[key]
         later = [n for _, n in key_lines if n > line]
         last = (later[0] - 2) if later else end
-        while last > line - 1 and _trailing(lines[last], key_indent):
-            last -= 1
-        return line - 1, last
+        return line - 1, _trim(lines, last, line - 1, key_indent, node)
 
     old = check.own
     edits: list[tuple[int, int, list[str]]] = []  # (first line, last line: first - 1 to insert, new lines)
@@ -269,8 +375,7 @@ def replace_form(text: str, loaded: LoadedEntry, check: Check, form: Form, until
         earlier_end = extent("earlier")[1]
         for n, (item, was) in enumerate(zip(earlier.value, check.earlier)):
             item_end = (item_lines[n + 1] - 2) if n + 1 < len(item_lines) else earlier_end
-            while item_end > item.line - 1 and _trailing(lines[item_end], dash):
-                item_end -= 1
+            item_end = _trim(lines, item_end, item.line - 1, dash, item)
             if drop == n + 1:
                 if len(earlier.value) == 1:
                     first, _ = extent("earlier")
@@ -317,10 +422,9 @@ def write_followed(path: str | Path, loaded: LoadedEntry, check: Check, form: Fo
     from dataclasses import replace as _replace
     from pathlib import Path
 
-    from .ledger import LedgerError, write_atomically
-
     path = Path(path)
-    text = path.read_bytes().decode("utf-8")
+    data = _read_as_loaded(path, loaded, "follow")
+    text = data.decode("utf-8")
     edited = replace_form(text, loaded, check, form, until)
     again = parse_entry(edited.encode("utf-8"), loaded.file, path.stem)
     after = next((c for c in again.entry.checks if c.id == check.id), None) if again.entry else None
@@ -339,8 +443,8 @@ def write_followed(path: str | Path, loaded: LoadedEntry, check: Check, form: Fo
     if [c.fingerprint for c in others] != [c.fingerprint for c in entry.checks if c.id != check.id]:
         raise RewriteError(f"{loaded.file}: writing check {check.id} would change another check; it is unchanged")
     try:
-        write_atomically(path, edited)  # a kill or a full disk leaves the old entry, never half of one
-    except LedgerError as exc:
+        _replace_entry(path, data, edited, loaded.file, "follow")  # a kill or a full disk leaves the old entry
+    except (PathError, WriteError) as exc:
         raise RewriteError(str(exc)) from None
     return edited
 

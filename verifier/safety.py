@@ -13,17 +13,21 @@ guards stand between data and the file system, so that a hostile pull request ca
 
 Reads of contributors' files go through `read_regular` (regular files only, never through a symbolic
 link, at most `limit` bytes read whatever the file claims); files the tool keeps open for writing
-(the ledger's lock) through `open_regular`.
+(the ledger's lock) through `open_regular`; files it writes whole (an entry `trace`/`follow --write`
+edits, the skeleton `new` writes, what `schema --write` writes) through `write_text_atomically`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
+import secrets
 import stat
 from pathlib import Path
 
-from .errors import EXIT_USAGE, GotchasError
+from .errors import EXIT_ERROR, EXIT_USAGE, GotchasError
 
 #: Entry ids, check ids, vocabulary terms, engine keys.
 KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -35,6 +39,7 @@ MAX_NAME = 128
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in place of an entry must not block the open
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 class PathError(GotchasError, exit_code=EXIT_USAGE):
@@ -43,6 +48,10 @@ class PathError(GotchasError, exit_code=EXIT_USAGE):
     def __init__(self, path: object, reason: str) -> None:
         super().__init__(f"{path} {reason}")
         self.reason = reason  # without the path, for a message that names the file already
+
+
+class WriteError(GotchasError, exit_code=EXIT_ERROR):
+    """A file could not be written (a full disk, a file-size limit, no permission); the old file is unchanged."""
 
 
 def name_problem(value: object, kind: str = "id") -> str | None:
@@ -141,3 +150,95 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def write_text_atomically(path: str | os.PathLike, text: str | bytes, root: str | os.PathLike, *,
+                          exclusive: bool = False, display: str | None = None) -> None:
+    """Replace `path` (a file under the folder `root`) with `text`, so that a reader, a crash, a full disk or a
+    file-size limit leaves the old file or the new one, never half of one.
+
+    The text goes to a temporary file in the same folder (created with `O_EXCL`, never through a link), is
+    fsynced, given the old file's mode (or the umask's, for a new file) and renamed over `path`; then the folder
+    is fsynced. Every folder from `root` down is opened without following a link, so a symbolic link on the
+    way, or at `path` itself (dangling or not), is refused (PathError), as is a path that is not under `root`;
+    with `exclusive`, so is a `path` that exists at all. A failed write is a WriteError that names the file
+    (as `display` when given), and the old file is as it was."""
+    shown = display or path
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    root, target = Path(os.path.abspath(root)), Path(os.path.abspath(path))
+    try:
+        relative = target.relative_to(root).as_posix()
+    except ValueError:
+        raise PathError(shown, f"is not under {root}; refusing to write it") from None
+    try:
+        inside(root, relative)  # no `..`, no odd part, no link on the way as the names stand now
+    except PathError as exc:
+        raise PathError(shown, exc.reason.replace(" follow it", " write through it")) from None
+    *folders, name = relative.split("/")
+    try:
+        folder = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    except OSError as exc:
+        raise WriteError(f"{shown}: cannot write: {exc.strerror or exc}; it is unchanged") from None
+    temp: str | None = None
+    try:
+        for part in folders:  # each folder opened from the one before it: a link swapped in meanwhile is refused
+            try:
+                child = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise PathError(shown, f"has {part!r} on its way, which is not a folder (a symbolic link?); "
+                                          "refusing to write through it") from None
+                raise
+            os.close(folder)
+            folder = child
+        try:
+            old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        else:
+            if stat.S_ISLNK(old.st_mode):
+                raise PathError(shown, "is a symbolic link; refusing to write through it")
+            if not stat.S_ISREG(old.st_mode):
+                raise PathError(shown, f"is not a regular file ({_kind(old.st_mode)}); refusing to replace it")
+            if exclusive:
+                raise PathError(shown, "exists already; refusing to replace it")
+            mode = stat.S_IMODE(old.st_mode)
+        temp = f".{name[:100]}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=folder)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if exclusive:  # a link is never made over an existing name: whatever appeared meanwhile is kept
+            try:
+                os.link(temp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+            except FileExistsError:
+                raise PathError(shown, "exists already; refusing to replace it") from None
+            except OSError as exc:  # a file system without hard links: the name was checked just before
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS):
+                    raise
+                os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+            else:
+                os.unlink(temp, dir_fd=folder)
+        else:
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)  # renames over a link, never through
+        temp = None
+        with contextlib.suppress(OSError):
+            os.fsync(folder)
+    except OSError as exc:
+        raise WriteError(f"{shown}: cannot write: {exc.strerror or exc}; it is unchanged") from None
+    finally:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+        os.close(folder)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from .errors import EXIT_USAGE, GotchasError
 from .kb import KB
-from .safety import name_problem
+from .safety import name_problem, write_text_atomically
 
 
 class ScaffoldError(GotchasError, exit_code=EXIT_USAGE):
@@ -75,7 +77,9 @@ def gather(kb: KB, given: dict, ask: Callable[[str], str] | None, say: Callable[
         problem = name_problem(value)
         if problem:
             return f"{value!r} {problem}"
-        if (kb.entries_dir / f"{value}.md").exists():
+        if os.path.islink(kb.entries_dir / f"{value}.md"):  # dangling or not: never written through
+            return f"gotchas/{value}.md is a symbolic link; refusing to write through it"
+        if os.path.lexists(kb.entries_dir / f"{value}.md"):
             return f"gotchas/{value}.md exists already; ids are never reused"
         return None
 
@@ -91,3 +95,14 @@ def gather(kb: KB, given: dict, ask: Callable[[str], str] | None, say: Callable[
     need("concepts", "Concepts (see gotchas/concepts.yaml), separated by spaces: ", among(kb.concepts, "concept"),
          many=True)
     return fields
+
+
+def write(kb: KB, fields: dict, display: str | None = None) -> Path:
+    """Write the skeleton of `fields` (from `gather`) as a new file `gotchas/<id>.md`: atomically, never through a
+    link and never over a file that is there (PathError: a dangling link planted at the name is refused, not
+    followed out of the KB); a failed write is a WriteError, and nothing is left behind."""
+    path = kb.entries_dir / f"{fields['id']}.md"
+    text = skeleton(fields["id"], fields["title"], fields["scheme"], fields["engines"], fields["concepts"],
+                    fields["severity"])
+    write_text_atomically(path, text, kb.root, exclusive=True, display=display or f"gotchas/{fields['id']}.md")
+    return path

@@ -114,7 +114,7 @@ def run_bisect(args: argparse.Namespace) -> int:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from ..rewrite import write_forms
+    from ..rewrite import reread, write_forms
 
     kb = _kb(args)
     _check_engine(kb, args.engine)
@@ -142,7 +142,7 @@ def run_trace(args: argparse.Namespace) -> int:
         for found, _ in traces:
             if not found.proposals:
                 continue
-            current = load_entry(path, display=_display(kb, path))  # again: an earlier write moved the lines
+            current = reread(path, loaded, display=_display(kb, path))  # again (a write moved lines); or RewriteError
             check = next(c for c in cast(Entry, current.entry).checks if c.id == found.check.id)
             write_forms(path, current, check, [p.fields(check) for p in found.proposals])  # or RewriteError (1)
             wrote += len(found.proposals)

@@ -57,28 +57,28 @@ def run_new(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc} (give it as an option, or run `gotchas new` at a terminal)") from None
     except EOFError:
         raise UsageError("no answer") from None
-    path = kb.entries_dir / f"{fields['id']}.md"
-    path.write_text(scaffold.skeleton(fields["id"], fields["title"], fields["scheme"], fields["engines"],
-                                      fields["concepts"], fields["severity"]), encoding="utf-8")
+    path = scaffold.write(kb, fields)  # PathError (2): a file or a link is there; WriteError (3)
     print(f"wrote {_display(kb, path)}; fill it in, then run `gotchas check {fields['id']}`")
     return EXIT_OK
 
 
 def run_schema(args: argparse.Namespace) -> int:
     from .. import docs, schema
+    from ..safety import write_text_atomically
 
     kb = _kb(args)
     text = schema.render(kb)
     if not args.write:
         sys.stdout.write(text)
         return EXIT_OK
-    (kb.entries_dir / schema.SCHEMA_FILE).write_text(text, encoding="utf-8")
+    write_text_atomically(kb.entries_dir / schema.SCHEMA_FILE, text, kb.root,  # never through a link
+                          display=_display(kb, kb.entries_dir / schema.SCHEMA_FILE))
     docs_path = kb.root / docs.DOCS_FILE
     if docs_path.is_file() and not docs_path.is_symlink():  # a KB without the format's docs has none to update
         written, problems = docs.sync(docs_path.read_text(encoding="utf-8"), docs.tables(kb, EXIT_CODES))
         if problems:
             raise UsageError(f"{docs.DOCS_FILE}: " + "; ".join(problems))
-        docs_path.write_text(written, encoding="utf-8")
+        write_text_atomically(docs_path, written, kb.root, display=docs.DOCS_FILE)
         print(f"wrote {_display(kb, kb.entries_dir / schema.SCHEMA_FILE)} and the tables of {docs.DOCS_FILE}")
     return EXIT_OK
 
