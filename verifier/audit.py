@@ -13,6 +13,8 @@ entry; one that cannot be decided makes it "bites only if ...".
 from __future__ import annotations
 
 import json
+import os
+import urllib.parse
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import cast
@@ -671,7 +673,7 @@ def markdown(kb: dict, result: Audit, site_url: str = "") -> str:
             for f in (f for f in found if f.group == group):
                 title = f"[{md.inline(f.entry['title'])}]({_url(site_url, f.id)})" if site_url \
                     else md.inline(f.entry["title"])
-                status = group + ("".join(f": {md.inline(w)}" for w in f.conditions) if f.conditions else "")
+                status = group + "".join(f": {md.inline(w, links=False)}" for w in f.conditions)
                 where = where_words(kb, target, f)
                 fixed = md.text(f.fixed_in or ("-" if target.upgrade else ""))
                 out.append(f"| {status} | {md.text(str(f.severity))} | {md.code(f.id)}: {title}"
@@ -680,12 +682,13 @@ def markdown(kb: dict, result: Audit, site_url: str = "") -> str:
         out.append("")
     if result.dropped:
         out += ["Not listed, because of the deployment's settings:", ""]
-        out += [f"- {md.code(d.id, table=False)} ({md.text(d.engine)} {md.text(d.release)}): {md.inline(d.reason)}"
+        out += [f"- {md.code(d.id, table=False)} ({md.text(d.engine)} {md.text(d.release)}): "
+                f"{md.inline(d.reason, links=False)}"
                 for d in result.dropped]
         out.append("")
     if not result.audited:
         out += [md.text(NOTHING_AUDITED, start=True), ""]
-    out += [f"- note: {md.inline(n)}" for n in result.notes]
+    out += [f"- note: {md.inline(n, links=False)}" for n in result.notes]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -700,6 +703,32 @@ def sarif_level(f: Finding) -> str:
     level = _LEVELS[f.group]
     return level if f.severity in ERROR_SEVERITIES else _LOWER[level]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+#: What `sarif_uri` keeps as it is in a path segment (RFC 3986 pchar but ':', which would read as a scheme in a
+#: relative reference's first segment): unreserved characters and sub-delims; '/' between segments.
+_URI_SAFE = "/-._~!$&'()*+,;=@"
+
+
+def sarif_uri(path: str, root: str | os.PathLike | None = None) -> str:
+    """A file audit read as SARIF's `artifactLocation.uri`, an RFC 3986 URI reference (the one function for it):
+    relative to `root` (the folder audit runs in, a repository's root in CI: default the current folder) with
+    forward slashes, each byte but unreserved ones and sub-delims percent-encoded (a space, `#`, `?`, `%`, `:`,
+    a backslash, non-ASCII as its UTF-8 bytes, undecodable bytes of a file name as they were on disk); a file
+    outside `root` as an absolute `file:` URI."""
+    if os.path.isabs(path):
+        base = os.path.abspath(root if root is not None else os.curdir)
+        absolute = os.path.normpath(path)
+        try:
+            inside = os.path.commonpath([base, absolute]) == base
+        except ValueError:  # another drive
+            inside = False
+        if not inside:
+            return "file://" + urllib.parse.quote_from_bytes(os.fsencode(absolute).replace(os.sep.encode(), b"/"),
+                                                             safe=_URI_SAFE + ":")
+        path = os.path.relpath(absolute, base)
+    relative = os.fsencode(path)
+    if os.altsep:  # Windows: backslashes are separators
+        relative = relative.replace(os.sep.encode(), b"/")
+    return urllib.parse.quote_from_bytes(relative, safe=_URI_SAFE)
 
 
 def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
@@ -732,7 +761,7 @@ def sarif(kb: dict, result: Audit, site_url: str = "") -> str:
                                "version": f.installed.version, "release": f.release, "fixed_in": f.fixed_in}}
         if f.installed.file:
             region = {"startLine": f.installed.line} if f.installed.line else None
-            location: dict[str, dict] = {"physicalLocation": {"artifactLocation": {"uri": f.installed.file}}}
+            location: dict[str, dict] = {"physicalLocation": {"artifactLocation": {"uri": sarif_uri(f.installed.file)}}}
             if region:
                 location["physicalLocation"]["region"] = region
             item["locations"] = [location]

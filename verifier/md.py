@@ -4,11 +4,12 @@ that data (a title, a path, a message, a hint read from a ledger) is shown and n
 
 - `text(value)`: data shown as written: every character that could format (`*`, `_` where it could emphasise,
   backticks, `[`/`]`, `~`, a backslash) escaped, `<`, `>` and `&` as entities (no raw HTML, no `<!--` hiding the
-  rest of a job summary), `|` escaped for a table, on one line;
+  rest of a job summary), `|` escaped for a table, on one line, and no bare URL that GitHub would link;
 - `code(value)`: data as a code span, fenced by more backticks than it holds;
 - `inline(markdown)`: Markdown an entry or the verifier wrote (a title, a workaround's first step, a sentence
   with code spans), kept as Markdown on one line: `|` escaped, `<` and `>` outside code spans as entities, a
-  link to anything but http(s), mail or a relative address left as text;
+  link to anything but http(s), mail or a relative address left as text; with `links=False` (a sentence the
+  verifier wrote around data: a note, a hint, a reason) no link at all, its code spans kept;
 - `fence(line)`: a line inside a fenced block (no run of backticks that would close it).
 
 Each makes control characters visible as their escapes (`\\x1b`, as `report.terminal` does), so that a report
@@ -39,6 +40,11 @@ _BLOCK_START = re.compile(r"[#>+=-]|\d{1,9}[.)]")
 #: Link destinations kept as links: http(s) and mail; else one with no scheme (relative, a fragment), read as
 #: CommonMark would before it decodes `&#58;` or `\:` into a colon.
 _WEB_DESTINATION = re.compile(r"(?i)https?://|mailto:")
+#: Where GitHub's Markdown (GFM's autolink extension) makes a link of bare text: a scheme it links before its `:`,
+#: `www` before its `.`. A backslash there (`https\://`, `www\.`) shows the same text and links nothing.
+_AUTOLINK = re.compile(r"(?i)(?:https?|ftp|xmpp)(?=:)|www(?=\.)")
+#: What `inline(..., links=False)` escapes outside code spans: what begins or ends a link or an image.
+_BRACKETS = re.compile(r"[\[\]]")
 
 
 def _visible(match: re.Match) -> str:
@@ -69,7 +75,13 @@ def text(value: object, *, start: bool = False) -> str:
     written = _PUNCTUATION.sub(lambda m: "\\" + m.group(), written)
     written = _UNDERSCORE.sub(r"\\_", written)
     written = re.sub("[&<>]", lambda m: _ENTITIES[m.group()], written)
+    written = _unlinked(written)
     return _at_start(written) if start else written
+
+
+def _unlinked(written: str) -> str:
+    """`written` (Markdown outside a code span) with no bare URL that GitHub would make a link of."""
+    return _AUTOLINK.sub(lambda m: m.group() + "\\", written)
 
 
 def code(value: object, *, table: bool = True) -> str:
@@ -88,12 +100,19 @@ def code(value: object, *, table: bool = True) -> str:
     return f"{fence}{pad}{written}{pad}{fence}"
 
 
-def inline(markdown: object, *, start: bool = False) -> str:
+def inline(markdown: object, *, start: bool = False, links: bool = True) -> str:
     """Markdown (a title, a sentence with code spans, a cell of docs/format.md) kept as Markdown on one line
     (whitespace runs folded into one space), safe in a table cell: `|` escaped, raw HTML and autolinks made
     text (`<` and `>` outside code spans as entities), a link or image to anything but http(s), mail or an
     address with no scheme left as text. Code spans are found as CommonMark finds them (a backslash escapes a
-    backtick outside one, not inside), in one pass."""
+    backtick outside one, not inside), in one pass.
+
+    Without `links`, for a sentence the verifier wrote around data (a note, a hint, a reason that holds a file
+    name, a setting's value, an index's answer): its code spans kept, and no link at all: `[` and `]` outside
+    code spans escaped, and no bare URL that GitHub's autolinks would make a link of."""
+    def plain(part: str) -> str:
+        return part if links else _unlinked(_BRACKETS.sub(lambda m: "\\" + m.group(), part))
+
     source = _CONTROL.sub(_visible, " ".join(("" if markdown is None else str(markdown)).split()))
     out: list[str] = []
     unclosed: set[int] = set()  # lengths of backtick runs that no later run closes (never looked for again)
@@ -102,7 +121,7 @@ def inline(markdown: object, *, start: bool = False) -> str:
         if found.start() < i:
             continue  # inside a code span already copied
         token = found.group()
-        out.append(source[i:found.start()])
+        out.append(plain(source[i:found.start()]))
         i = found.end()
         if token[0] == "`":
             close = None if len(token) in unclosed else _closing(source, i, len(token))
@@ -114,11 +133,11 @@ def inline(markdown: object, *, start: bool = False) -> str:
                 i = close
         elif token in _ENTITIES:
             out.append(_ENTITIES[token])
-        elif token == "](" and not _safe_destination(source, i):
-            out.append("]\\(")  # `[x](javascript:...)`: the link stays text
+        elif token == "](" and (not links or not _safe_destination(source, i)):
+            out.append("\\](" if not links else "]\\(")  # `[x](javascript:...)`: the link stays text
         else:
             out.append(token)  # an escape (`\<` is no tag, `\`` opens no span), or a safe link
-    out.append(source[i:])
+    out.append(plain(source[i:]))
     written = "".join(out).replace("|", "\\|")
     return _at_start(written) if start else written
 

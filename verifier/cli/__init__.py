@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        return report.printable(args.run, args)
     except GotchasError as exc:
         print(f"gotchas: {exc.message}", file=sys.stderr)
         return exc.exit_code

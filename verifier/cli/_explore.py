@@ -26,6 +26,13 @@ from ._common import (
 )
 
 
+def _say(line: object) -> None:
+    """Print one line built from data (a file name of the engine's code, a commit message, a source given as an
+    argument) on the terminal through `report.terminal`: ESC, CSI and the rest shown as their escapes, a newline in
+    the data shown too, a lone surrogate written as its escape."""
+    print(report.terminal(str(line), lines=False))
+
+
 def run_show(args: argparse.Namespace) -> int:
     kb = _kb(args)
     _check_engine(kb, args.engine)
@@ -33,7 +40,7 @@ def run_show(args: argparse.Namespace) -> int:
     loaded = load_entry(path, display=_display(kb, path))
     if loaded.entry is None:
         for d in loaded.diagnostics:
-            print(report.terminal(str(d)))
+            _say(d)
         return EXIT_FINDINGS
     ledger = Ledger(args.ledger or kb.root / DEFAULT_LEDGER_DIR)
     release = getattr(args, "release", None)
@@ -51,19 +58,19 @@ def run_locate(args: argparse.Namespace) -> int:
                              lambda source: run.chosen_release(args.engine, source, args.release), args.code,
                              lambda text: progress.status(text, force=True))
     progress.done()
-    print(f"{kb.engines[args.engine].name} {found.release.version}: {found.python_files} Python files, "
+    _say(f"{kb.engines[args.engine].name} {found.release.version}: {found.python_files} Python files, "
           f"{found.cpp_files} C and C++ files")
     if found.definitions is not None:
         places = found.definitions
-        print(f"definitions of {args.code}:" if places else f"no definition of {args.code}")
+        _say(f"definitions of {args.code}:" if places else f"no definition of {args.code}")
         for place in places[: args.limit]:
-            print(f"  {place}")
+            _say(f"  {place}")
     places = found.occurrences
-    print(f"occurrences of {args.code!r}: {len(places)}" if places else f"no occurrence of {args.code!r}")
+    _say(f"occurrences of {args.code!r}: {len(places)}" if places else f"no occurrence of {args.code!r}")
     for place in places[: args.limit]:
-        print(f"  {place}")
+        _say(f"  {place}")
     if len(places) > args.limit:
-        print(f"  ... and {len(places) - args.limit} more (--limit)")
+        _say(f"  ... and {len(places) - args.limit} more (--limit)")
     return EXIT_OK if found.definitions or found.occurrences else EXIT_FINDINGS
 
 
@@ -90,26 +97,26 @@ def run_bisect(args: argparse.Namespace) -> int:
     except bisect.NoForm as exc:
         raise UsageError(str(exc)) from None
     if found.flip is None:
-        print(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
+        _say(f"{check.id} has the same status in every release of {args.source}; nothing to bisect")
         return EXIT_FINDINGS
     good, bad, old, new = found.flip
     result = found.result
     if result is None:  # the same status at both
-        print(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
+        _say(f"{check.id} is {old} in both {good.version} and {bad.version}; nothing to bisect")
         return EXIT_FINDINGS
-    print(f"{loaded.entry.id} / {check.id}: {old} in {good.version}, {new} in {bad.version}")
-    print(f"  {result.candidates} commits touched {check.path}; {result.tested} tested")
+    _say(f"{loaded.entry.id} / {check.id}: {old} in {good.version}, {new} in {bad.version}")
+    _say(f"  {result.candidates} commits touched {check.path}; {result.tested} tested")
     if result.commit is None:
-        print(f"  no commit between them touching {check.path} has the new status")
+        _say(f"  no commit between them touching {check.path} has the new status")
         return EXIT_FINDINGS
     engine = kb.engines[check.engine]
-    print(f"  first commit where it is {new}: {result.commit} {found.summary}")
-    print(f"  {engine.repository.rstrip('/').removesuffix('.git')}/commit/{result.commit}")
+    _say(f"  first commit where it is {new}: {result.commit} {found.summary}")
+    _say(f"  {engine.repository.rstrip('/').removesuffix('.git')}/commit/{result.commit}")
     v = cast(Verdict, result.verdict)  # a commit found: its verdict with it
     if v.reason:
-        print(f"  {v.reason}: {v.message or ''}")
+        _say(f"  {v.reason}: {v.message or ''}")
     if v.hint:
-        print(f"  hint: {v.hint}")
+        _say(f"  hint: {v.hint}")
     return EXIT_OK
 
 
@@ -123,7 +130,7 @@ def run_trace(args: argparse.Namespace) -> int:
     problems = lint.lint(loaded, kb)
     if loaded.entry is None or problems:
         for d in problems:
-            print(d)
+            _say(d)
         raise LintRefusal(f"{args.id}: fix the entry's lint problems first (`gotchas check --offline {args.id}`)")
     entry = loaded.entry
     checks = [c for c in entry.checks if (args.check is None or c.id == args.check)
@@ -135,7 +142,7 @@ def run_trace(args: argparse.Namespace) -> int:
     progress = Progress()
     sources = _sources(kb, args.source, args.engine, set(engines), default="pypi", progress=progress)
     floors = {engine: args.since or kb.engines[engine].oldest or None for engine in engines}
-    traces = run.trace_checks(entry, checks, sources, floors, progress, print)
+    traces = run.trace_checks(entry, checks, sources, floors, progress, _say)
     sys.stdout.write(report.trace_text(kb, entry, traces))
     if args.write:
         wrote = 0
@@ -146,6 +153,6 @@ def run_trace(args: argparse.Namespace) -> int:
             check = next(c for c in cast(Entry, current.entry).checks if c.id == found.check.id)
             write_forms(path, current, check, [p.fields(check) for p in found.proposals])  # or RewriteError (1)
             wrote += len(found.proposals)
-        print(f"wrote {wrote} form{'s' if wrote != 1 else ''} to {_display(kb, path)}" if wrote
+        _say(f"wrote {wrote} form{'s' if wrote != 1 else ''} to {_display(kb, path)}" if wrote
               else "nothing to write")
     return EXIT_OK

@@ -131,7 +131,8 @@ def run_verify(args: argparse.Namespace) -> int:
 
     sys.stdout.write(rendered(args.format))
     if args.report:
-        Path(args.report).write_text(rendered("markdown"), encoding="utf-8")
+        # backslashreplace: a lone surrogate that reached the report some other way than through verifier.md
+        Path(args.report).write_text(rendered("markdown"), encoding="utf-8", errors="backslashreplace")
     code = _exit_code(diagnostics, results, bool(verified.changes) or bool(verified.problems))
     return EXIT_ERROR if code == EXIT_OK and verified.failed else code
 

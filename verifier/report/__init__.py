@@ -16,10 +16,10 @@ from ._formats import OUTPUT_FORMATS, choices, writer
 from ._mutate import mutate_github, mutate_report
 from ._run import RUN_FORMATS, render_run, run_markdown
 from ._show import NoSuchRelease, show_at, show_entry, show_json, show_records, show_text
-from ._terminal import terminal
+from ._terminal import printable, terminal
 from ._trace import trace_text
 
 __all__ = ["FORMATS", "OUTPUT_FORMATS", "RUN_FORMATS", "annotation", "as_json", "check_markdown", "choices",
-           "follow_markdown", "follow_text", "github", "junit", "mutate_github", "mutate_report", "render",
-           "render_run", "run_markdown", "NoSuchRelease", "show_at", "show_entry", "show_json", "show_records",
-           "show_text", "summary", "terminal", "text", "trace_text", "writer"]
+           "follow_markdown", "follow_text", "github", "junit", "mutate_github", "mutate_report", "printable",
+           "render", "render_run", "run_markdown", "NoSuchRelease", "show_at", "show_entry", "show_json",
+           "show_records", "show_text", "summary", "terminal", "text", "trace_text", "writer"]

@@ -35,7 +35,8 @@ def check_markdown(diagnostics: Sequence[Diagnostic], results: Sequence[CheckRes
     out = ["## gotchas check", "", summary(diagnostics, results, entries), ""]
     if diagnostics:
         out += ["### Lint problems", "", "| file | line | rule | problem |", "|---|---|---|---|"]
-        out += [f"| {md.code(d.path)} | {d.line} | {md.text(d.code)} | {md.inline(d.message)} |" for d in diagnostics]
+        out += [f"| {md.code(d.path)} | {d.line} | {md.text(d.code)} | {md.inline(d.message, links=False)} |"
+                for d in diagnostics]
         out.append("")
     if results:
         out += ["### Checks", "", "| entry | check | engine | release | verdict | where | reason / hint |",
@@ -46,9 +47,9 @@ def check_markdown(diagnostics: Sequence[Diagnostic], results: Sequence[CheckRes
             detail = " ".join(x for x in (v.reason, v.hint and f"hint: {v.hint}") if x)
             out.append(f"| {md.code(r.entry)} | {md.text(r.check.id)} | {md.text(r.release.engine)} | "
                        f"{md.text(r.release.version)} | {_ICONS.get(v.status, '')} {md.text(v.status)} | {where} | "
-                       f"{md.inline(detail)} |")
+                       f"{md.inline(detail, links=False)} |")
         out.append("")
-    out += [f"- {md.inline(n, start=True)}" for n in notes]
+    out += [f"- {md.inline(n, start=True, links=False)}" for n in notes]
     return "\n".join(out) + "\n"
 
 

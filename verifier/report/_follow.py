@@ -99,11 +99,12 @@ def follow_markdown(found: list, written: dict) -> str:
         out.append(f"### {md.text(f.entry)} / {md.text(f.check.id)} ({md.text(f.release)})")
         out.append("")
         if not f.proposals:
-            out.append(md.inline(f.note or "no proposal", start=True))
+            out.append(md.inline(f.note or "no proposal", start=True, links=False))
             out.append("")
             continue
         p = f.proposals[0]
-        out.append(f"Proposal ({md.text(p.kind)}): {md.inline(_judgement(p))}. {md.inline(p.how)}")
+        out.append(f"Proposal ({md.text(p.kind)}): {md.inline(_judgement(p), links=False)}. "
+                   f"{md.inline(p.how, links=False)}")
         out.append("")
         out.append("```yaml")
         out.extend(md.fence(line) for line in _lines_of(form_fields(p.form), 0))

@@ -139,7 +139,7 @@ def run_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChan
                 verdicts = f"{describe_verdict(t.before)} → {describe_verdict(t.after)}" if t else ""
                 where = (f"{_lines(t.before)} → {_lines(t.after)}" if t else "")
                 if t and t.after.hint:
-                    where += f"<br>hint: {md.inline(t.after.hint)}"
+                    where += f"<br>hint: {md.inline(t.after.hint, links=False)}"
                 entry = f"[{md.code(c.entry)}]({entry_url(c.entry, site_url)})" if site_url else md.code(c.entry)
                 out.append(f"| {engine} | {entry} | {md.text(f'{c.before} in {c.before_version}')} | "
                            f"{md.text(f'{c.after} in {c.after_version}')} | {md.text(check)} | "
@@ -150,13 +150,13 @@ def run_markdown(kb: KB, runs: Sequence[EngineRun], changes: Sequence[StatusChan
     out += _surface_section(kb, runs)
     if problems:
         out += ["## Releases that contradict `introduced` or `fixed`", ""]
-        out += [f"- {md.inline(p, start=True)}" for p in problems] + [""]
+        out += [f"- {md.inline(p, start=True, links=False)}" for p in problems] + [""]
     if diagnostics:
         out += ["## Lint problems", ""]
-        out += [f"- {md.code(f'{d.path}:{d.line}', table=False)} {md.text(d.code)} {md.inline(d.message)}"
+        out += [f"- {md.code(f'{d.path}:{d.line}', table=False)} {md.text(d.code)} {md.inline(d.message, links=False)}"
                 for d in diagnostics] + [""]
     if notes:
-        out += ["## Notes", ""] + [f"- {md.inline(n, start=True)}" for n in notes] + [""]
+        out += ["## Notes", ""] + [f"- {md.inline(n, start=True, links=False)}" for n in notes] + [""]
     return "\n".join(out)
 
 

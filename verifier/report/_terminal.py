@@ -7,7 +7,11 @@ output: data (a title, a ledger's hint, a path) can hold ESC and the rest, and a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 #: What a terminal acts on or cannot print: C0 controls but tab (and newline, where lines are kept), DEL, C1
 #: controls (ESC and CSI begin the sequences that move the cursor, clear the screen or retitle the window), lone
@@ -31,3 +35,26 @@ def terminal(text: str, lines: bool = True) -> str:
 def _terminal_lines(out: Sequence[str]) -> str:
     """Lines built from data, each one line whatever the data holds, as one text ending in a newline."""
     return "\n".join(terminal(line, lines=False) for line in out) + "\n"
+
+
+def printable(run: Callable[[_T], int], args: _T) -> int:
+    """`run(args)` (a command) with standard output that writes what no encoding can as its escape
+    (`backslashreplace`, as Python's standard error does already): a lone surrogate that reached the output some
+    other way than through `terminal` or `verifier.md` (an argument, a file name of invalid UTF-8) is written as
+    `\\udcff`, never a UnicodeEncodeError traceback. The stream is put back as it was on leaving."""
+    stream = sys.stdout
+    errors = getattr(stream, "errors", None)
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is None or errors == "backslashreplace":
+        return run(args)
+    try:
+        reconfigure(errors="backslashreplace")
+    except (ValueError, OSError):  # a closed or odd stream: left as it is
+        return run(args)
+    try:
+        return run(args)
+    finally:
+        try:
+            reconfigure(errors=errors)
+        except (ValueError, OSError):
+            pass
