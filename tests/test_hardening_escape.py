@@ -15,12 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
 
 from verifier.cli import main
 
 from .conftest import METRICS_PY, SCHED_PY, run_cli
 from .gitrepo import GitRepo
+from .test_markdown import _tokens
 
 SITE = "https://site.example"
 #: What hostile data holds: raw HTML, a comment that hides the rest of a body, a link, an image (a tracking pixel),
@@ -28,17 +28,7 @@ SITE = "https://site.example"
 HOSTILE = ("<!-- hide <b>x</b> [l](https://evil.example/a) ![i](https://evil.example/p.png) "
            "<https://evil.example/b> https://evil.example/c www.evil.example \x1b[2J\x1b]0;t\x07\x9b31m \u202e")
 
-_PARSER = MarkdownIt("commonmark", {"html": True}).enable("table")
 _RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # newline and tab apart
-
-
-def _tokens(markdown: str):
-    def walk(tokens):
-        for token in tokens:
-            yield token
-            if token.children:
-                yield from walk(token.children)
-    return list(walk(_PARSER.parse(markdown)))
 
 
 def assert_inert(markdown: str, kb_links: bool = False) -> None:
