@@ -9,27 +9,13 @@ import pytest
 from verifier.cli import main
 from verifier.sources.git import GitSource
 
-from .conftest import METRICS_PY, SCHED_PY
-from .gitrepo import GitRepo
+from . import test_bisect
 
-BROKEN = SCHED_PY.replace("request.num_computed_tokens = 0", "request.num_computed_tokens -= 1")
-
+#: The engine repository test_bisect builds: v0.1.0, then v0.2.0 with the breaking commit among others.
+repo = test_bisect.repo
 
 class Boom(Exception):
     """The failure raised half-way: no command catches it."""
-
-
-@pytest.fixture
-def repo(tmp_path, isolated_git):
-    repo = GitRepo(tmp_path / "engine")
-    repo.write("pkg/sched.py", SCHED_PY)
-    repo.write("pkg/metrics.py", METRICS_PY)
-    repo.commit("initial")
-    repo.tag("v0.1.0")
-    repo.write("pkg/sched.py", BROKEN)
-    repo.commit("keep computed tokens on preemption")
-    repo.tag("v0.2.0", message="release 0.2.0")
-    return repo
 
 
 @pytest.fixture

@@ -3,9 +3,10 @@ a wheel's RECORD, and the store of members already read.
 
 What an archive says is not trusted: member names that are absolute, climb out
 with `..` or are not plain files (links, devices, folders) are never returned;
-a member over MAX_FILE_BYTES is refused; decompression is capped (per member
-and, for tars, in total), and a zip member must decompress to exactly its
-declared size and CRC-32. Problems with the archive as a whole raise
+a member over MAX_FILE_BYTES is refused; decompression is capped per member
+and in total (a tar's stream at MAX_TAR_BYTES, a zip's members read at
+MAX_ZIP_TOTAL), and a zip member must decompress to exactly its declared size
+and CRC-32. Problems with the archive as a whole raise
 ArchiveError; problems with one member are kept in `Members.refused`.
 
 The package: `members` (what both readers share: `Members`, `ArchiveError`, the rules for member names),

@@ -4,12 +4,10 @@ and the rules a member's name must follow to be handed out.
 Two readers return a `Members`: `read_tar_members` (`tar.py`) for a gzipped tar
 (an sdist), and `ZipReader` (`zip.py`) for a zip file (a wheel, or an old zip sdist).
 
-What an archive says is not trusted: member names that are absolute, climb out
-with `..` or are not plain files (links, devices, folders) are never returned;
-a member over MAX_FILE_BYTES is refused; decompression is capped (per member
-and, for tars, in total), and a zip member must decompress to exactly its
-declared size and CRC-32. Problems with the archive as a whole raise
-ArchiveError; problems with one member are kept in `Members.refused`.
+What an archive says is not trusted (the package's docstring lists how each
+bound holds): these are the rules for names, `safe_member_name`; problems with
+the archive as a whole raise ArchiveError, and problems with one member are kept
+in `Members.refused`.
 """
 
 from __future__ import annotations
