@@ -23,13 +23,16 @@ a file without reading it (`digest`) can be answered without reading it.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
+import stat
 from pathlib import Path
 from typing import TypeGuard
 
 from . import __version__
-from .cache import cache_dir
+from .cache import ADVICE, CacheFolderError, cache_dir
 from .model import CHANGED, ERROR, HOLDS, MISSING, Form, Verdict
 
 #: What the cache keeps, as a number: 2 since `error invalid` verdicts are kept too.
@@ -57,6 +60,59 @@ SEMANTICS = _semantics()
 #: Verdicts kept unwritten at most before they are written in one transaction.
 BATCH = 1000
 
+#: The files SQLite keeps beside the database (write-ahead log, its shared memory, a rollback journal).
+_BESIDE = ("-wal", "-shm", "-journal")
+
+
+def _refusal(path: Path, reason: str) -> CacheFolderError:
+    return CacheFolderError(f"cache file {path}: {reason}; {ADVICE}")
+
+
+def _regular_or_absent(path: Path) -> os.stat_result | None:
+    """`path`'s lstat when it is a regular file, None when there is none; CacheFolderError for a link (dangling
+    too), a FIFO, a folder or a device in its place."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None  # no file there (or no folder to hold one): SQLite says whether it can make one
+    if stat.S_ISLNK(info.st_mode):
+        raise _refusal(path, "a symbolic link, which the cache never writes through (remove it)")
+    if not stat.S_ISREG(info.st_mode):
+        raise _refusal(path, "not a regular file (remove it)")
+    return info
+
+
+def connect(path: Path) -> sqlite3.Connection | None:
+    """The SQLite database at `path`, opened only as a regular file of its own: a link planted there (or at the
+    journal files beside it), a FIFO or a folder is CacheFolderError, never followed (SQLite resolves a link to
+    the database and writes its journal beside the target). The file is made with O_NOFOLLOW first, and checked
+    again once SQLite has it open. None when SQLite cannot use the file (a cache that cannot open is no cache)."""
+    for suffix in _BESIDE:
+        _regular_or_absent(Path(f"{path}{suffix}"))
+    _regular_or_absent(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                     0o600)
+    except OSError as exc:
+        if exc.errno in (errno.EISDIR, errno.ELOOP):  # a folder, or a link swapped in since the lstat
+            raise _refusal(path, "not a regular file (remove it)") from None
+        return None  # a cache that cannot open is no cache (a read-only folder is the cache folder's own error)
+    try:
+        opened = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(opened.st_mode):
+        raise _refusal(path, "not a regular file (remove it)")
+    try:
+        db = sqlite3.connect(path, timeout=30)
+    except sqlite3.Error:
+        return None
+    now = _regular_or_absent(path)  # the file SQLite opened is still the one checked (no link swapped in)
+    if now is None or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        db.close()
+        raise _refusal(path, "replaced while it was opened")
+    return db
+
 
 class VerdictCache:
     def __init__(self, path: str | Path | None = None) -> None:
@@ -65,14 +121,18 @@ class VerdictCache:
         self._known: dict[str, dict[str, Verdict | str]] = {}  # fingerprint -> sha256 -> verdict (or its JSON)
         self._pending: list[tuple[str, str, str, str]] = []
         self._contents: dict[str, str] = {}  # a source's identity of a file -> sha256 of its content
+        self._db: sqlite3.Connection | None = connect(self.path)
         try:
-            self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=30)
+            if self._db is None:
+                return
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: durability of the last batch is not needed
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS verdicts (verifier TEXT, check_fp TEXT, sha256 TEXT, verdict TEXT,"
                 " PRIMARY KEY (verifier, check_fp, sha256))")
         except sqlite3.Error:
+            if self._db is not None:
+                self._db.close()
             self._db = None  # a cache that cannot open is no cache, not a failure
 
     def _verdicts_of(self, fingerprint: str) -> dict[str, Verdict | str]:
@@ -169,13 +229,17 @@ class SearchCache:
         self.path = Path(path) if path else cache_dir() / "verdicts.sqlite3"
         self.hits = self.misses = 0
         self._memory: dict[tuple[str, str, str], list] = {}
+        self._db: sqlite3.Connection | None = connect(self.path)
         try:
-            self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=30)
+            if self._db is None:
+                return
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS searches (verifier TEXT, release TEXT, kind TEXT, query TEXT, found TEXT,"
                 " PRIMARY KEY (verifier, release, kind, query))")
         except sqlite3.Error:
+            if self._db is not None:
+                self._db.close()
             self._db = None
 
     @staticmethod

@@ -17,11 +17,14 @@ A repository's own config (`.git/config`) cannot be switched off, but settings g
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from .. import SourceUnavailable
 from .errors import scrub
@@ -34,6 +37,8 @@ FETCH_SECONDS = 300
 NETWORK_PROTOCOLS = ("https", "http", "file")
 #: What is kept of a git process's standard error (the last line is the reason given).
 _STDERR_TAIL = 64 * 1024
+#: Seconds a listing of a repository's own (`for-each-ref`, `log`) may take: a local read, far below this.
+LIST_SECONDS = 300
 
 #: Settings given as `-c` to every git process: they win over the repository's own config.
 LOCKED_CONFIG = (
@@ -97,14 +102,73 @@ def run_git(args: Sequence[str], *, what: str, seconds: float | None = None, env
                 raise SourceUnavailable(f"{late or what} did not finish in {seconds:g} s") from None
             raise
         if process.returncode != 0:
-            errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_TAIL))
-            said = [line.strip() for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
-            # git's first "fatal:" or "error:" is the reason; the advice after it ("Please make sure...") is not
-            reasons = [line for line in said if line.startswith(("fatal:", "error:"))] or said[-1:]
-            detail = scrub(reasons[0]) if reasons else f"git exited with status {process.returncode}"
-            raise SourceUnavailable(f"{what}: {detail}")
+            raise SourceUnavailable(f"{what}: {_git_said(errors, process.returncode)}")
         output.seek(0)
         return output.read().decode(errors="replace")
+
+
+def _git_said(errors: IO[bytes], returncode: int) -> str:
+    """The reason a git process gave for failing, from (the tail of) its standard error."""
+    errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_TAIL))
+    said = [line.strip() for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+    # git's first "fatal:" or "error:" is the reason; the advice after it ("Please make sure...") is not
+    reasons = [line for line in said if line.startswith(("fatal:", "error:"))] or said[-1:]
+    return scrub(reasons[0]) if reasons else f"git exited with status {returncode}"
+
+
+def stream_git(args: Sequence[str], *, what: str, limit: int, max_bytes: int, items: str,
+               separator: bytes = b"\n", seconds: float = LIST_SECONDS) -> list[str]:
+    """The records (split at `separator`, empty ones left out) `git <args>` writes, run locked down like
+    `run_git`, read as git writes them: past `limit` records or `max_bytes` bytes, or past `seconds`, git is
+    killed at once (it need not list the rest) and SourceUnavailable says "`what`: more than N `items`". So a
+    repository of millions of tags or commits costs the bound, never its own size, in time and memory."""
+    command = ["git", *CONFIG_ARGS, *args]
+    environment = {**os.environ, **locked_env()}
+    deadline = time.monotonic() + seconds
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors,
+                                       env=environment, start_new_session=True)
+        except OSError as exc:
+            raise SourceUnavailable(f"{what}: cannot run git ({exc.strerror or exc})") from None
+        assert process.stdout is not None
+        records: list[bytes] = []
+        rest, read = bytearray(), 0
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(process.stdout, selectors.EVENT_READ)
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not selector.select(left):
+                        raise SourceUnavailable(f"{what} did not finish in {seconds:g} s")
+                    chunk = os.read(process.stdout.fileno(), 1 << 16)
+                    if not chunk:
+                        break
+                    read += len(chunk)
+                    if read > max_bytes:
+                        raise SourceUnavailable(f"{what}: more than {max_bytes:,} bytes of {items}")
+                    end = chunk.rfind(separator)
+                    if end < 0:  # a record still going on: kept whole in `rest`, never copied per chunk
+                        rest += chunk
+                        continue
+                    complete = bytes(rest) + chunk[:end]
+                    rest = bytearray(chunk[end + len(separator):])
+                    records.extend(record for record in complete.split(separator) if record)
+                    if len(records) > limit:
+                        raise SourceUnavailable(f"{what}: more than {limit:,} {items}")
+            process.wait()
+        except BaseException:  # a bound, the deadline or an interrupt: git and what it started end with us
+            _end_group(process)
+            raise
+        finally:
+            process.stdout.close()
+        if process.returncode != 0:
+            raise SourceUnavailable(f"{what}: {_git_said(errors, process.returncode)}")
+    if rest:
+        records.append(bytes(rest))
+        if len(records) > limit:
+            raise SourceUnavailable(f"{what}: more than {limit:,} {items}")
+    return [record.decode(errors="replace") for record in records]
 
 
 def _end_group(process: subprocess.Popen[bytes]) -> None:

@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from ...model import Release
 from .. import Source, SourceUnavailable, check_repository_path
 from . import command
-from .command import git_dir_args, remote_env, run_git
+from .command import git_dir_args, remote_env, run_git, stream_git
 from .errors import GIT_ERRORS, restart_cat_file, scrub, unavailable
 from .repo import cached_clone, fetch_blobs, is_url, open_repo
 from .snapshot import GitSnapshot
@@ -29,6 +29,17 @@ if TYPE_CHECKING:
 
 # 40 digits only: a 64-digit identity is an archive's sha256 from the package index.
 _COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
+
+#: The most tags a repository may have: vLLM has about 200, llama.cpp about 8,000 (a tag per build, `b1234`);
+#: listing 100,000 tags with their commits' dates takes git about 2 s (a million, about 20 s). Counted first by
+#: name alone (a million in about 1 s), so a repository past the bound costs no more than that.
+MAX_TAGS = 100_000
+#: The most bytes the listing of those tags may take (about 150 bytes a tag; a ref name has no length bound).
+MAX_TAG_LISTING_BYTES = 64 << 20
+#: The most commits a bisection lists between two commits: vLLM's whole history is about 20,000 commits.
+MAX_COMMITS = 500_000
+#: The most bytes of that list (41 bytes a commit).
+MAX_COMMIT_LISTING_BYTES = 41 * MAX_COMMITS
 
 # One line per tag: name, object type and id, then the same of the object an annotated tag points at.
 _TAG_FORMAT = "\t".join((
@@ -127,10 +138,15 @@ class GitSource(Source):
         """Every tag with what for-each-ref says of it, read once per source."""
         if self._tags is None:
             repo = self.repository()
-            with unavailable(f"{self.shown}: cannot list tags"):
-                listing = repo.git.for_each_ref("refs/tags", format=_TAG_FORMAT)
+            what = f"{self.shown}: cannot list tags"
+            git_dir = git_dir_args(Path(repo.git_dir))
+            # names alone first: git reads every tagged commit for the dates, before it writes the first line
+            stream_git([*git_dir, "for-each-ref", "--format=%(refname)", "refs/tags"], what=what,
+                       limit=MAX_TAGS, max_bytes=MAX_TAG_LISTING_BYTES, items="tags")
+            listing = stream_git([*git_dir, "for-each-ref", f"--format={_TAG_FORMAT}", "refs/tags"], what=what,
+                                 limit=MAX_TAGS, max_bytes=MAX_TAG_LISTING_BYTES, items="tags")
             self._tags = {}
-            for line in listing.splitlines():
+            for line in listing:
                 name, *fields = line.split("\t")
                 self._tags[name] = tuple(fields)
         return self._tags
@@ -193,10 +209,12 @@ class GitSource(Source):
         start = self._resolve_commit(from_commit, f"commit {from_commit}")
         end = self._resolve_commit(to_commit, f"commit {to_commit}")
         repo = self.repository()
-        with unavailable(f"{self.shown}: cannot list the commits that changed {', '.join(paths)}"):
-            listing = repo.git.log("--format=%H", "--reverse", f"{start}..{end}", "--",
-                                   *(f":(literal){each}" for each in paths))
-        return listing.split()
+        # newest first as git finds them (`--reverse` would walk the whole range before writing a line)
+        listing = stream_git([*git_dir_args(Path(repo.git_dir)), "log", "--format=%H", f"{start}..{end}", "--",
+                              *(f":(literal){each}" for each in paths)],
+                             what=f"{self.shown}: cannot list the commits that changed {', '.join(paths)}",
+                             limit=MAX_COMMITS, max_bytes=MAX_COMMIT_LISTING_BYTES, items="commits")
+        return listing[::-1]
 
     def renamed_from(self, path: str, older: Release, newer: Release) -> str | None:
         """The path that `newer`'s file `path` had in `older`, by git's rename detection between the two
