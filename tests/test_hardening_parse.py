@@ -107,3 +107,15 @@ def test_real_code_is_far_under_both_bounds():
         data = file.read_bytes()
         _limits.check(data, str(file))  # never refused
         assert _limits.tokens(data) < _limits.MAX_TOKENS // 20 and _limits.depth(data) < _limits.MAX_DEPTH // 4, file
+
+
+def test_the_query_child_is_given_no_file_past_the_bounds():
+    """A tree-sitter query runs in a child process that parses the file again: the same pre-scan refuses a nest
+    past the bound before the child starts, and one at the bound is still queried."""
+    from verifier.code import _bounded
+
+    deep = _nested(_limits.MAX_DEPTH + 1)
+    with pytest.raises(_limits.ParseRefused, match="nesting deeper than"):
+        _bounded.query_first("(identifier) @x", deep, [(0, len(deep))])
+    fine = _nested(_limits.MAX_DEPTH)
+    assert _bounded.query_first("(identifier) @x", fine, [(0, len(fine))]) is not None

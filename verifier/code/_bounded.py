@@ -29,6 +29,7 @@ from typing import Any
 import regex
 import tree_sitter
 
+from . import _limits
 from ._python import LANGUAGE
 
 #: Seconds one regular expression may run over one scope.
@@ -193,6 +194,7 @@ def query_first(source: str, data: bytes, ranges: list[tuple[int, int]], grammar
     compile_query(source, grammar)
     if not ranges:
         return None
+    _limits.check(data)  # as every parse in this package: a nest or token count past its bound is not parsed
     header = json.dumps({"query": source, "grammar": grammar, "ranges": ranges, "match_limit": QUERY_MATCH_LIMIT,
                          "seconds": QUERY_SECONDS, "memory": QUERY_MEMORY}).encode()
     try:
