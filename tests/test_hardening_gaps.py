@@ -1,10 +1,6 @@
-"""The smaller gaps of issue #32 (hardening round 3):
-
-1. the verdict cache's SQLite file is never opened through a link (nor a FIFO or a folder) planted in the cache;
-2. a git repository's tags and the commits a bisection lists are bounded, read as a stream and stopped there;
-3. the query child parses only what the pre-scan of `code._limits` lets through, as the main path does;
-4. `_cpp_parens.redundant` is linear in the nesting depth;
-5. one atomic writer (`safety`) for the ledger, the member store and the entries.
+"""The smaller gaps of issue #32 (hardening round 3): the verdict cache's SQLite file is never opened through a
+link (nor a FIFO or a folder) planted in the cache; a git repository's tags and the commits a bisection lists are
+bounded, read as a stream and stopped there. (The query child's pre-scan is tested in test_hardening_parse.)
 
 Everything is offline: indexes on 127.0.0.1, git repositories built in tmp_path.
 """
@@ -24,26 +20,17 @@ from verifier.sources import SourceUnavailable
 from verifier.sources.git import GitSource
 from verifier.sources.git import source as git_source
 
-from .conftest import SCHED_PY, run_cli
+from . import test_hardening_cache
+from .conftest import run_cli
 from .gitrepo import ISOLATED_GIT_ENV, GitRepo
-from .index_server import IndexServer, make_sdist
+from .index_server import IndexServer
+from .test_hardening_cache import sdist_index
 
 ENGINE = Engine(key="vllm", name="vLLM", package="vllm", repository="https://github.com/vllm-project/vllm",
                 tag_pattern="v{version}")
 
 
-@pytest.fixture
-def local(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("GOTCHAS_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("no_proxy", "NO_PROXY"):  # the test index is local, whatever proxy the machine has
-        monkeypatch.setenv(name, "127.0.0.1")
-    return tmp_path / "cache"
-
-
-def sdist_index(index: IndexServer, monkeypatch) -> None:
-    index.add("vllm", "vllm-0.1.0.tar.gz", make_sdist({"pkg/sched.py": SCHED_PY.encode(), "setup.py": b""},
-                                                      top="vllm-0.1.0"))
-    monkeypatch.setenv("PIP_INDEX_URL", index.url)
+local = test_hardening_cache.local  # the cache in tmp_path and no proxy for 127.0.0.1 (autouse there and here)
 
 
 # -- 1. the verdict cache's file is never opened through a link ----------------------------------------
