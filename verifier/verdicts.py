@@ -82,11 +82,12 @@ def _regular_or_absent(path: Path) -> os.stat_result | None:
     return info
 
 
-def connect(path: Path) -> sqlite3.Connection | None:
-    """The SQLite database at `path`, opened only as a regular file of its own: a link planted there (or at the
-    journal files beside it), a FIFO or a folder is CacheFolderError, never followed (SQLite resolves a link to
-    the database and writes its journal beside the target). The file is made with O_NOFOLLOW first, and checked
-    again once SQLite has it open. None when SQLite cannot use the file (a cache that cannot open is no cache)."""
+def connect(path: Path, *setup: str) -> sqlite3.Connection | None:
+    """The SQLite database at `path`, with the statements `setup` run on it, opened only as a regular file of
+    its own: a link planted there (or at the journal files beside it), a FIFO or a folder is CacheFolderError,
+    never followed (SQLite resolves a link to the database and writes its journal beside the target). The file
+    is made with O_NOFOLLOW first, and checked again once SQLite has it open. None when SQLite cannot use the
+    file or run `setup` (a cache that cannot open is no cache)."""
     for suffix in _BESIDE:
         _regular_or_absent(Path(f"{path}{suffix}"))
     _regular_or_absent(path)
@@ -111,6 +112,12 @@ def connect(path: Path) -> sqlite3.Connection | None:
     if now is None or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
         db.close()
         raise _refusal(path, "replaced while it was opened")
+    try:
+        for statement in setup:
+            db.execute(statement)
+    except sqlite3.Error:
+        db.close()
+        return None
     return db
 
 
@@ -121,19 +128,11 @@ class VerdictCache:
         self._known: dict[str, dict[str, Verdict | str]] = {}  # fingerprint -> sha256 -> verdict (or its JSON)
         self._pending: list[tuple[str, str, str, str]] = []
         self._contents: dict[str, str] = {}  # a source's identity of a file -> sha256 of its content
-        self._db: sqlite3.Connection | None = connect(self.path)
-        try:
-            if self._db is None:
-                return
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: durability of the last batch is not needed
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS verdicts (verifier TEXT, check_fp TEXT, sha256 TEXT, verdict TEXT,"
-                " PRIMARY KEY (verifier, check_fp, sha256))")
-        except sqlite3.Error:
-            if self._db is not None:
-                self._db.close()
-            self._db = None  # a cache that cannot open is no cache, not a failure
+        self._db: sqlite3.Connection | None = connect(  # None: a cache that cannot open is no cache, not a failure
+            self.path, "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=NORMAL",  # a cache: durability of the last batch is not needed
+            "CREATE TABLE IF NOT EXISTS verdicts (verifier TEXT, check_fp TEXT, sha256 TEXT, verdict TEXT,"
+            " PRIMARY KEY (verifier, check_fp, sha256))")
 
     def _verdicts_of(self, fingerprint: str) -> dict[str, Verdict | str]:
         known = self._known.get(fingerprint)
@@ -229,18 +228,10 @@ class SearchCache:
         self.path = Path(path) if path else cache_dir() / "verdicts.sqlite3"
         self.hits = self.misses = 0
         self._memory: dict[tuple[str, str, str], list] = {}
-        self._db: sqlite3.Connection | None = connect(self.path)
-        try:
-            if self._db is None:
-                return
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS searches (verifier TEXT, release TEXT, kind TEXT, query TEXT, found TEXT,"
-                " PRIMARY KEY (verifier, release, kind, query))")
-        except sqlite3.Error:
-            if self._db is not None:
-                self._db.close()
-            self._db = None
+        self._db: sqlite3.Connection | None = connect(
+            self.path, "PRAGMA journal_mode=WAL",
+            "CREATE TABLE IF NOT EXISTS searches (verifier TEXT, release TEXT, kind TEXT, query TEXT, found TEXT,"
+            " PRIMARY KEY (verifier, release, kind, query))")
 
     @staticmethod
     def cacheable(identity: str | None) -> TypeGuard[str]:
