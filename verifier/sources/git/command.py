@@ -86,14 +86,9 @@ def run_git(args: Sequence[str], *, what: str, seconds: float | None = None, env
     """Run `git <args>` locked down; its standard output. A failure raises SourceUnavailable with `what` and
     git's last line; past `seconds`, git and every process it started are killed, and the message is
     "`late` (or `what`) did not finish in N s"."""
-    command = ["git", *CONFIG_ARGS, *args]
-    environment = {**os.environ, **(env if env is not None else locked_env())}
     with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as output:
-        try:
-            process = subprocess.Popen(command, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                       stdout=output, stderr=errors, env=environment, start_new_session=True)
-        except OSError as exc:
-            raise SourceUnavailable(f"{what}: cannot run git ({exc.strerror or exc})") from None
+        process = _start(args, what=what, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                         stdout=output, stderr=errors)
         try:
             process.communicate(stdin, timeout=seconds)
         except BaseException as exc:  # the deadline, or an interrupt: git and what it started end with us
@@ -105,6 +100,19 @@ def run_git(args: Sequence[str], *, what: str, seconds: float | None = None, env
             raise SourceUnavailable(f"{what}: {_git_said(errors, process.returncode)}")
         output.seek(0)
         return output.read().decode(errors="replace")
+
+
+def _start(args: Sequence[str], *, what: str, env: dict[str, str] | None, stdin: int | IO[bytes],
+           stdout: int | IO[bytes], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+    """`git <args>` started locked down (its config, and `env` or the environment with no transport), in a
+    process group of its own so that `_end_group` can end it with what it starts."""
+    command = ["git", *CONFIG_ARGS, *args]
+    environment = {**os.environ, **(env if env is not None else locked_env())}
+    try:
+        return subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr, env=environment,
+                                start_new_session=True)
+    except OSError as exc:
+        raise SourceUnavailable(f"{what}: cannot run git ({exc.strerror or exc})") from None
 
 
 def _git_said(errors: IO[bytes], returncode: int) -> str:
@@ -122,15 +130,9 @@ def stream_git(args: Sequence[str], *, what: str, limit: int, max_bytes: int, it
     `run_git`, read as git writes them: past `limit` records or `max_bytes` bytes, or past `seconds`, git is
     killed at once (it need not list the rest) and SourceUnavailable says "`what`: more than N `items`". So a
     repository of millions of tags or commits costs the bound, never its own size, in time and memory."""
-    command = ["git", *CONFIG_ARGS, *args]
-    environment = {**os.environ, **locked_env()}
     deadline = time.monotonic() + seconds
     with tempfile.TemporaryFile() as errors:
-        try:
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors,
-                                       env=environment, start_new_session=True)
-        except OSError as exc:
-            raise SourceUnavailable(f"{what}: cannot run git ({exc.strerror or exc})") from None
+        process = _start(args, what=what, env=None, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
         assert process.stdout is not None
         records: list[bytes] = []
         rest, read = bytearray(), 0
