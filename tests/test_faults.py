@@ -17,7 +17,6 @@ import time
 import pytest
 
 from verifier.cli import main
-from verifier.ledger import folder as ledger_module
 
 from .conftest import VALID_ENTRY
 from .index_server import Faults, IndexServer
@@ -45,25 +44,25 @@ def test_a_full_disk_leaves_the_ledger_unchanged(kb, capsys, monkeypatch):
         index.add("vllm", "vllm-0.2.0.tar.gz", sdist("0.2.0"))
         assert main(["verify", "--release", "0.1.0"]) in (0, 1)
         before = (kb / "ledger" / "vllm.json").read_bytes()
-        real_fdopen = os.fdopen
+        real_write, full = os.write, []
 
-        class FullDisk:
-            def __init__(self, handle):
-                self.handle = handle
+        def into_the_ledger(fd: int) -> bool:  # the temporary file beside vllm.json, which the write goes to
+            return any(os.path.samestat(os.fstat(fd), p.stat()) for p in (kb / "ledger").glob(".vllm.*.tmp"))
 
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.handle.close()
-
-            def write(self, data):
+        def full_disk(fd, data):
+            """The disk fills up while the ledger is written: part of it lands, then no space is left."""
+            if not into_the_ledger(fd):
+                return real_write(fd, data)
+            if os.fstat(fd).st_size:
+                full.append(fd)
                 raise OSError(errno.ENOSPC, "No space left on device")
+            return real_write(fd, data[:len(data) // 2])
 
-        monkeypatch.setattr(ledger_module.os, "fdopen", lambda fd, *a, **k: FullDisk(real_fdopen(fd, *a, **k)))
+        monkeypatch.setattr(os, "write", full_disk)
         capsys.readouterr()
         code = main(["verify"])
     err = capsys.readouterr().err
+    assert full  # the fault was met, past the first bytes
     assert code == 3 and "No space left on device" in err and "unchanged" in err
     assert (kb / "ledger" / "vllm.json").read_bytes() == before
     assert [p.name for p in (kb / "ledger").iterdir() if p.name.endswith(".tmp")] == []

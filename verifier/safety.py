@@ -14,13 +14,15 @@ guards stand between data and the file system, so that a hostile pull request ca
 Reads of contributors' files go through `read_regular` (regular files only, never through a symbolic
 link, at most `limit` bytes read whatever the file claims); files the tool keeps open for writing
 (the ledger's lock) through `open_regular`; files it writes whole (an entry `trace`/`follow --write`
-edits, the skeleton `new` writes, what `schema --write` writes) through `write_text_atomically`.
+edits, the skeleton `new` writes, what `schema --write` writes) through `write_text_atomically`, and
+that, the ledger's files and the member store's through the one writer below it, `replace_file`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fnmatch
 import os
 import re
 import secrets
@@ -45,9 +47,10 @@ _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 class PathError(GotchasError, exit_code=EXIT_USAGE):
     """A path built from data would leave its folder, or a file is not a regular file."""
 
-    def __init__(self, path: object, reason: str) -> None:
+    def __init__(self, path: object, reason: str, *, link: bool = False) -> None:
         super().__init__(f"{path} {reason}")
         self.reason = reason  # without the path, for a message that names the file already
+        self.link = link  # a symbolic link is the reason: the member store words that as a cache folder's refusal
 
 
 class WriteError(GotchasError, exit_code=EXIT_ERROR):
@@ -80,16 +83,22 @@ def inside(root: str | os.PathLike, relative: str) -> Path:
     committed inside the folder cannot send a write elsewhere). The result itself may not exist yet.
     """
     root = Path(root)
-    parts = relative.split("/")
-    for part in parts:
-        if part in ("", ".", "..") or any(c in part for c in "\\\0:") or len(part.encode("utf-8", "replace")) > 255:
-            raise PathError(repr(relative), f"is not a plain relative path under {root}")
+    parts = _plain_parts(root, relative, repr(relative))
     target = root
     for part in parts:
         target = target / part
         if target.is_symlink():
             raise PathError(target, "is a symbolic link; refusing to follow it")
     return target
+
+
+def _plain_parts(root: str | os.PathLike, relative: str, shown: object) -> list[str]:
+    """The parts of `relative`, or PathError when one could leave `root` or is no name a file system takes."""
+    parts = relative.split("/")
+    for part in parts:
+        if part in ("", ".", "..") or any(c in part for c in "\\\0:") or len(part.encode("utf-8", "replace")) > 255:
+            raise PathError(shown, f"is not a plain relative path under {root}")
+    return parts
 
 
 def read_regular(path: str | os.PathLike, limit: int) -> bytes:
@@ -155,14 +164,11 @@ def _kind(mode: int) -> str:
 def write_text_atomically(path: str | os.PathLike, text: str | bytes, root: str | os.PathLike, *,
                           exclusive: bool = False, display: str | None = None) -> None:
     """Replace `path` (a file under the folder `root`) with `text`, so that a reader, a crash, a full disk or a
-    file-size limit leaves the old file or the new one, never half of one.
+    file-size limit leaves the old file or the new one, never half of one (`replace_file`).
 
-    The text goes to a temporary file in the same folder (created with `O_EXCL`, never through a link), is
-    fsynced, given the old file's mode (or the umask's, for a new file) and renamed over `path`; then the folder
-    is fsynced. Every folder from `root` down is opened without following a link, so a symbolic link on the
-    way, or at `path` itself (dangling or not), is refused (PathError), as is a path that is not under `root`;
-    with `exclusive`, so is a `path` that exists at all. A failed write is a WriteError that names the file
-    (as `display` when given), and the old file is as it was."""
+    A symbolic link on the way from `root`, or at `path` itself (dangling or not), is refused (PathError), as is
+    a path that is not under `root`; with `exclusive`, so is a `path` that exists at all. A failed write is a
+    WriteError that names the file (as `display` when given), and the old file is as it was."""
     shown = display or path
     data = text.encode("utf-8") if isinstance(text, str) else text
     root, target = Path(os.path.abspath(root)), Path(os.path.abspath(path))
@@ -171,23 +177,50 @@ def write_text_atomically(path: str | os.PathLike, text: str | bytes, root: str 
     except ValueError:
         raise PathError(shown, f"is not under {root}; refusing to write it") from None
     try:
-        inside(root, relative)  # no `..`, no odd part, no link on the way as the names stand now
-    except PathError as exc:
-        raise PathError(shown, exc.reason.replace(" follow it", " write through it")) from None
-    *folders, name = relative.split("/")
-    try:
-        folder = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        replace_file(root, relative, data, shown=shown, exclusive=exclusive)
     except OSError as exc:
         raise WriteError(f"{shown}: cannot write: {exc.strerror or exc}; it is unchanged") from None
+
+
+def replace_file(root: str | os.PathLike, relative: str, data: bytes, *, shown: object, exclusive: bool = False,
+                 make_folders: bool = False, root_may_be_link: bool = True, over_link: bool = False,
+                 stale: str | None = None) -> None:
+    """Replace `root/relative` with `data`: the one atomic write of the tool, which `write_text_atomically`, the
+    ledger's files and the member store go through, each wording its own errors.
+
+    `relative` uses '/' between parts, none of which may leave `root` (as in `inside`). Every folder from `root`
+    down is opened from the one before it without following a link (made first when missing, with
+    `make_folders`), so a symbolic link on the way, planted before or swapped in while the caller checked, is
+    refused and nothing is written through it; `root` itself is followed only when `root_may_be_link`. The data
+    goes to a temporary file beside the target (created with O_EXCL, never through a link), is fsynced, given the
+    old file's mode (or the umask's, for a new file) and renamed over the target; then the folder is fsynced. A
+    link at the target is refused, or with `over_link` renamed over (never followed); with `exclusive`, a target
+    that exists at all is refused. `stale` (a glob) names the temporary files a killed run left beside the
+    target, removed before the write: only a caller that holds a lock on the folder may pass it.
+
+    Refusals are PathErrors naming `shown`, `link` set when a symbolic link is the reason. A failed write is the
+    OSError itself: the old file is as it was and no temporary file is left."""
+    *folders, name = _plain_parts(root, relative, shown)
+    if make_folders:
+        with contextlib.suppress(FileExistsError):  # a link or a file there is refused just below
+            os.makedirs(root, exist_ok=True)
+    try:
+        folder = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC | (0 if root_may_be_link else _O_NOFOLLOW))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _not_a_folder(shown, str(root), root, None) from None
+        raise
     temp: str | None = None
     try:
         for part in folders:  # each folder opened from the one before it: a link swapped in meanwhile is refused
+            if make_folders:
+                with contextlib.suppress(FileExistsError):  # mkdir never follows a link, dangling or not
+                    os.mkdir(part, dir_fd=folder)
             try:
                 child = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=folder)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise PathError(shown, f"has {part!r} on its way, which is not a folder (a symbolic link?); "
-                                          "refusing to write through it") from None
+                    raise _not_a_folder(shown, repr(part), part, folder) from None
                 raise
             os.close(folder)
             folder = child
@@ -196,13 +229,19 @@ def write_text_atomically(path: str | os.PathLike, text: str | bytes, root: str 
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
         else:
-            if stat.S_ISLNK(old.st_mode):
-                raise PathError(shown, "is a symbolic link; refusing to write through it")
-            if not stat.S_ISREG(old.st_mode):
+            if stat.S_ISLNK(old.st_mode) and (exclusive or not over_link):
+                raise PathError(shown, "is a symbolic link; refusing to write through it", link=True)
+            if not stat.S_ISREG(old.st_mode) and not stat.S_ISLNK(old.st_mode):
                 raise PathError(shown, f"is not a regular file ({_kind(old.st_mode)}); refusing to replace it")
             if exclusive:
                 raise PathError(shown, "exists already; refusing to replace it")
-            mode = stat.S_IMODE(old.st_mode)
+            mode = stat.S_IMODE(old.st_mode) if stat.S_ISREG(old.st_mode) else 0o666 & ~_umask()
+        if stale is not None:
+            for left in fnmatch.filter(os.listdir(folder), stale):
+                if left == name:
+                    continue
+                with contextlib.suppress(OSError):
+                    os.unlink(left, dir_fd=folder)
         temp = f".{name[:100]}.{secrets.token_hex(6)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=folder)
         try:
@@ -229,13 +268,21 @@ def write_text_atomically(path: str | os.PathLike, text: str | bytes, root: str 
         temp = None
         with contextlib.suppress(OSError):
             os.fsync(folder)
-    except OSError as exc:
-        raise WriteError(f"{shown}: cannot write: {exc.strerror or exc}; it is unchanged") from None
     finally:
         if temp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=folder)
         os.close(folder)
+
+
+def _not_a_folder(shown: object, label: str, path: str | os.PathLike, folder: int | None) -> PathError:
+    """The refusal of a folder on the way that could not be opened as one: a link (Linux says ENOTDIR for one, others
+    ELOOP), or a file."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISLNK(os.stat(path, dir_fd=folder, follow_symlinks=False).st_mode):
+            return PathError(shown, f"has {label} on its way, which is a symbolic link; refusing to write through "
+                                    "it", link=True)
+    return PathError(shown, f"has {label} on its way, which is not a folder; refusing to write through it")
 
 
 def _umask() -> int:

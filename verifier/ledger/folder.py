@@ -21,13 +21,12 @@ import contextlib
 import errno
 import fcntl  # POSIX only, like O_NOFOLLOW and the bounded query child: README, "Platforms"
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
-from ..safety import PathError, inside, name_problem, open_regular, read_regular
+from ..safety import PathError, inside, name_problem, open_regular, read_regular, replace_file
 from .codec import (
     RESTORE,
     LedgerError,
@@ -111,7 +110,8 @@ class Ledger:
         """Replace the engine's file atomically; refused (the file unchanged) when a release version or an id
         could not be read back."""
         path = self.path(ledger.engine)
-        write_atomically(path, ledger_text(ledger, str(path)), limit=MAX_LEDGER_BYTES, what="a ledger file")
+        write_atomically(path, ledger_text(ledger, str(path)), root=self.folder, limit=MAX_LEDGER_BYTES,
+                         what="a ledger file")
 
     # Evidence: the lines each check points at in the newest release, for the site.
 
@@ -144,7 +144,7 @@ class Ledger:
             old = old if old is not None else self.load_evidence(engine)
         write_atomically(path, evidence_text(merge_evidence(evidence, engine, old, merge, windows or {},
                                                             entries or set(), keep), str(path)),
-                         limit=MAX_EVIDENCE_BYTES, what="an evidence file")
+                         root=self.folder, limit=MAX_EVIDENCE_BYTES, what="an evidence file")
 
     def write_evidence(self, update: EvidenceUpdate, old: dict | None = None) -> None:
         """`save_evidence` of what a run found (`verify.EngineRun.evidence_update`); `old`: the evidence as read
@@ -180,7 +180,7 @@ class Ledger:
         if len(text.encode()) > store.MAX_SURFACE_BYTES:
             raise LedgerError(f"{path}: not written: {len(text) >> 20} MiB is more than the "
                               f"{store.MAX_SURFACE_BYTES >> 20} MiB a surface file may hold")
-        write_atomically(path, text)
+        write_atomically(path, text, root=self.folder)
 
     @contextlib.contextmanager
     def lock(self, wait: float = 0.0):
@@ -222,48 +222,33 @@ class Ledger:
             os.close(fd)
 
 
-def write_atomically(target: Path, text: str, *, limit: int | None = None, what: str = "the file") -> None:
-    """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half.
+def write_atomically(target: Path, text: str, *, root: Path | None = None, limit: int | None = None,
+                     what: str = "the file") -> None:
+    """Replace `target` with `text` so that a reader or a crash sees the old file or the new one, never half
+    (`safety.replace_file`). The folders from `root` (the ledger folder; by default `target`'s) down to `target`'s
+    are made when missing and are never a link, `root` included, not even one swapped in after `Ledger.path`
+    checked them.
 
     With `limit` (the bound its reader enforces), a text larger than that is not written (LedgerError, `target`
-    unchanged): a file that every later command would refuse is never made."""
+    unchanged): a file that every later command would refuse is never made. A temporary file that a run killed
+    mid-write left beside `target` is removed (the caller holds the ledger's lock)."""
     if limit is not None and (size := len(text.encode("utf-8", "surrogatepass"))) > limit:
         raise LedgerError(f"{target}: not written: {size} bytes, more than the {_size(limit)} {what} may hold "
                           "(a larger one is refused when read); it is unchanged. Track fewer releases (the "
                           "engine's `oldest` in gotchas/engines.yaml) or verify fewer entries")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.stem}.*.tmp"):  # left by a run that was killed mid-write
-        with contextlib.suppress(OSError):
-            stale.unlink()
-    fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
+    base = Path(os.path.abspath(root if root is not None else target.parent))
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would surprise a repository file
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-        _fsync_dir(target.parent)
+        relative = Path(os.path.abspath(target)).relative_to(base).as_posix()
+    except ValueError:
+        raise LedgerError(f"{target}: not under the ledger folder {base}; not written") from None
+    try:  # `.vllm.*.tmp`: the temporary files of `vllm.json` (`.vllm.json.<hex>.tmp`), and those of older runs
+        replace_file(base, relative, text.encode("utf-8"), shown=target, make_folders=True, root_may_be_link=False,
+                     stale=f".{target.stem}.*.tmp")
+    except PathError as exc:
+        raise LedgerError(str(exc)) from None
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
         raise LedgerError(f"{target}: cannot write: {exc.strerror or exc}; it is unchanged") from None
 
 
 def _size(limit: int) -> str:
     return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

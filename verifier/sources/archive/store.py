@@ -28,16 +28,16 @@ refused, never written through.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
-import os
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import stats
-from ...cache import CacheFolderError, cache_dir, real_folder
+from ...cache import ADVICE, CacheFolderError, cache_dir, real_folder
+from ...safety import PathError, replace_file
 from .members import Members
 
 
@@ -147,20 +147,17 @@ class MemberStore:
             pass
 
     def _write(self, path: Path, data: bytes) -> None:
-        """`data` into `path` atomically; every folder from the store's down to `path`'s is a real folder (made
-        when missing), never a link (CacheFolderError)."""
-        real_folder(self.folder, *path.parent.relative_to(self.folder).parts)
-        _write_atomically(path, data)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """`path` replaced by `data`: a temporary file made with O_EXCL (never through a link), then renamed over it
-    (a link in `path`'s place is replaced, not followed)."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".partial-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        """`data` into `path` atomically (`safety.replace_file`: a temporary file made with O_EXCL, fsynced, renamed
+        over `path`; a link in `path`'s place is replaced, not followed). Every folder from the store's down to
+        `path`'s is a real folder (made when missing), never a link (CacheFolderError), not even one swapped in
+        after `real_folder` looked at it: the write opens each of them without following a link. Anything else
+        in the file's place (a folder) is an OSError, which `keep` lets go like a full disk."""
+        relative = path.relative_to(self.folder)
+        real_folder(self.folder, *relative.parent.parts)
+        try:
+            replace_file(self.folder, relative.as_posix(), data, shown=relative, root_may_be_link=False,
+                         over_link=True)
+        except PathError as exc:
+            if exc.link:
+                raise CacheFolderError(f"cache folder {self.folder}: {exc}; {ADVICE}") from None
+            raise OSError(errno.EEXIST, str(exc)) from None  # a folder in the file's place: a later re-read, no more
