@@ -4,7 +4,10 @@ requirements file or `pip freeze` output, a lock file, or `ENGINE==VERSION` on t
 from __future__ import annotations
 
 import json
+import optparse
+import os
 import re
+import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,27 +142,100 @@ def _logical_lines(text: str):
         start, pieces = None, []
 
 
+#: The most requirement files one given file may bring in through `-r` and `-c`, itself included (a project has
+#: a handful; a chain of thousands is a pull request's attack on the reader).
+MAX_REQUIREMENT_FILES = 1000
+
+
+class _PipOptions(optparse.OptionParser):
+    """The options pip reads on a line of a requirements file (pip's `req_file.SUPPORTED_OPTIONS` and
+    `SUPPORTED_OPTIONS_REQ`, pip 23-25), parsed as pip parses them: with optparse, so every spelling pip takes is
+    taken (`-r FILE`, `-rFILE`, `--requirement=FILE`, an unambiguous abbreviation such as `--requirem FILE`, an
+    include after another option) and what pip refuses is refused. Written out rather than imported: pip's
+    parser is in `pip._internal`, which is not an API."""
+
+    _VALUED = (("-i", "--index-url", "--pypi-url"), ("--extra-index-url",), ("-c", "--constraint"),
+               ("-r", "--requirement"), ("-e", "--editable"), ("-f", "--find-links"), ("--no-binary",),
+               ("--only-binary",), ("--trusted-host",), ("--use-feature",), ("--global-option",), ("--hash",),
+               ("-C", "--config-settings"))
+    _FLAGS = ("--no-index", "--prefer-binary", "--require-hashes", "--pre")
+
+    def __init__(self) -> None:
+        super().__init__(add_help_option=False)
+        for names in self._VALUED:
+            self.add_option(*names, action="append", dest=names[-1].lstrip("-").replace("-", "_"))
+        for flag in self._FLAGS:
+            self.add_option(flag, action="store_true")
+
+    def error(self, msg: str):  # optparse would exit the process
+        raise ValueError(msg)
+
+    exit = error  # type: ignore[assignment]
+
+
+def _options(text: str) -> tuple[str, optparse.Values]:
+    """(the requirement, the options) of a logical line, split as pip splits it: the words before the first one
+    that starts with `-` are the requirement (markers would not survive shlex), the rest are options. ValueError
+    when pip would refuse the options."""
+    words = text.split(" ")
+    first = next((i for i, word in enumerate(words) if word.startswith("-")), len(words))
+    parser = _PipOptions()
+    options, _ = parser.parse_args(shlex.split(" ".join(words[first:])), parser.get_default_values())
+    return " ".join(words[:first]), options
+
+
 def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: set) -> list[Installed]:
-    if path.resolve() in seen:
-        return []
-    seen.add(path.resolve())
+    """The engines a requirements file pins, and the files it includes (`-r`, and `-c`: a constraint pins what
+    is installed as a requirement does), in pip's order: an included file where it is named.
+
+    Included files are read from a stack of open files, not by recursion, so a chain of any length cannot
+    exhaust Python's stack; at most MAX_REQUIREMENT_FILES are read, and a file already read is not read again
+    (a cycle ends there). A file that cannot be read is a DeploymentError naming the line that included it."""
     wanted = _by_package(packages)
-    found = []
-    for number, line in _logical_lines(_read_text(path)):
-        where = f"{path}:{number}"
-        include = re.match(r"^(?:-r|--requirement|-c|--constraint)(?:\s+|=|(?<=-[rc]))(\S+)", line)
-        if include:  # a constraint file pins what is installed as a requirements file does
-            found.extend(_requirements(path.parent / include.group(1), packages, notes, seen))
+    found: list[Installed] = []
+    seen.add(os.path.realpath(path))
+    stack = [(path, _logical_lines(_read_text(path)))]
+    while stack:
+        current, lines = stack[-1]
+        step = next(lines, None)
+        if step is None:
+            stack.pop()
             continue
+        number, line = step
+        where = f"{current}:{number}"
         quoted = re.fullmatch(r"""(["'])(.+)\1\s*,?""", line)
         if quoted:  # pasted from a pyproject.toml or setup.py list: "vllm==0.9.1",
             line = quoted.group(2)
-        if line.startswith("-"):  # -e, --index-url, --hash...: nothing pins an engine there
-            if re.search(r"#egg=(vllm|sglang|llama[-_.]cpp[-_.]python)\b", line, re.IGNORECASE):
+        try:
+            text, options = _options(line)
+        except ValueError as exc:
+            raise DeploymentError(f"{where}: pip cannot read this line's options ({exc}): {line[:200]!r}") from None
+        if not text:
+            included = (options.requirement or []) + (options.constraint or [])
+            if included:
+                # pip follows the first file a line names (its first -r, else its first -c) and no other
+                target = current.parent / (options.requirement or options.constraint)[0]
+                if len(included) > 1:
+                    notes.append(f"{where}: pip reads only the first file a line names ({included[0]}); "
+                                 f"{', '.join(included[1:])} not read")
+                if os.path.realpath(target) in seen:
+                    continue
+                if len(seen) >= MAX_REQUIREMENT_FILES:
+                    raise DeploymentError(f"{where}: includes more than {MAX_REQUIREMENT_FILES} requirement files "
+                                          "in all; not read")
+                if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", included[0]):
+                    raise DeploymentError(f"{where}: includes {included[0]}, a URL, which audit does not fetch; "
+                                          "give the file itself")
+                seen.add(os.path.realpath(target))
+                try:
+                    stack.append((target, _logical_lines(_read_text(target))))
+                except DeploymentError as exc:
+                    raise DeploymentError(f"{where}: includes {exc}") from None
+            elif any(re.search(r"#egg=(vllm|sglang|llama[-_.]cpp[-_.]python)\b", e, re.IGNORECASE)
+                     for e in options.editable or []):
                 notes.append(f"{where}: an editable or VCS install of an engine has no release version; not audited")
-            continue
-        text = re.sub(r"\s--hash[=\s]\S+", "", line).strip()
-        item = requirement_found(text, where, path, number, wanted, notes)
+            continue  # --index-url, --hash...: nothing pins an engine there
+        item = requirement_found(text, where, current, number, wanted, notes)
         if item is not None:
             found.append(item)
     return found
@@ -197,15 +273,69 @@ def from_specifier(engine: str, specifier: str, where: str, path: Path | None, l
     return Installed(engine, specifier, where, str(path) if path else None, line, specifier=specifier)
 
 
+#: The deepest nesting of arrays and inline tables, and the most parts of one dotted key, that a TOML file a
+#: deployment gives may have. tomllib recurses once per level (a few thousand levels are a RecursionError) and
+#: builds a dotted key by adding one part at a time (a key of 100,000 parts takes minutes); lock files and
+#: pyproject.toml nest a few levels and have keys of a few parts.
+MAX_TOML_DEPTH = 64
+MAX_TOML_KEY_PARTS = 64
+
+
 def read_toml(path: Path, kind: str) -> tuple[str, dict]:
-    """(text, data) of a TOML file a deployment gives: a lock file or a pyproject.toml."""
+    """(text, data) of a TOML file a deployment gives: a lock file or a pyproject.toml. What is nested deeper
+    than MAX_TOML_DEPTH or has a key of more than MAX_TOML_KEY_PARTS parts is refused before tomllib reads it."""
     if tomllib is None:
         raise DeploymentError(f"{path}: reading {kind} needs Python 3.11 or later (tomllib)")
     text = _read_text(path)
+    _toml_bounds(text, path)
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DeploymentError(f"{path}: not valid TOML: {exc}") from None
+    except (RecursionError, MemoryError):  # past what the scan counts: refused all the same, never a traceback
+        raise DeploymentError(f"{path}: too deeply nested or too large for a TOML reader; not read") from None
+
+
+#: What the bounds scan stops at: a string's or comment's start, a bracket, or what ends a run of key parts.
+_TOML_STOP = re.compile(r"'{3}|\"{3}|[\"'#\[\]{}\n=,.]")
+_TOML_STRING_END = {
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*"'),  # a basic string: escapes, no newline
+    "'": re.compile(r"[^'\n]*'"),  # a literal string: no escapes
+    '"' * 3: re.compile(r'(?:[^"\\]|\\.|"(?!""))*"{3,5}'),  # multi-line: up to two quotes may end its text
+    "'" * 3: re.compile(r"(?:[^']|'(?!''))*'{3,5}"),
+}
+
+
+def _toml_bounds(text: str, path: Path) -> None:
+    """DeploymentError when `text` nests arrays or inline tables (or brackets of any kind) deeper than
+    MAX_TOML_DEPTH, or has a run of more than MAX_TOML_KEY_PARTS parts joined by dots, outside strings and
+    comments. One pass, in linear time; a float or a date has one dot, so only a key can have many."""
+    depth = dots = 0
+    at = 0
+    while (stop := _TOML_STOP.search(text, at)) is not None:
+        token, at = stop.group(), stop.end()
+        if token in _TOML_STRING_END:
+            end = _TOML_STRING_END[token].match(text, at)
+            at = end.end() if end else len(text)  # an unclosed string: tomllib says where
+            continue
+        if token == "#":
+            newline = text.find("\n", at)
+            at = len(text) if newline < 0 else newline
+        elif token == ".":
+            dots += 1
+            if dots >= MAX_TOML_KEY_PARTS:
+                line = text.count("\n", 0, at) + 1
+                raise DeploymentError(f"{path}:{line}: a key of more than {MAX_TOML_KEY_PARTS} dotted parts; "
+                                      "not read")
+            continue
+        elif token in "[{":
+            depth += 1
+            if depth > MAX_TOML_DEPTH:
+                line = text.count("\n", 0, at) + 1
+                raise DeploymentError(f"{path}:{line}: nested more than {MAX_TOML_DEPTH} deep; not read")
+        elif token in "]}":
+            depth = max(depth - 1, 0)
+        dots = 0
 
 
 def _lock(path: Path, kind: str, packages: dict[str, str], notes: list[str]) -> list[Installed]:
@@ -215,6 +345,7 @@ def _lock(path: Path, kind: str, packages: dict[str, str], notes: list[str]) -> 
         raise DeploymentError(f"{path}: not a {kind}: no list of packages")
     wanted = _by_package(packages)
     found = []
+    lines = _NameLines(text)
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
@@ -222,7 +353,7 @@ def _lock(path: Path, kind: str, packages: dict[str, str], notes: list[str]) -> 
         if engine is None:
             continue
         version = item.get("version")
-        line = _line_of(text, item["name"], version)
+        line = lines.of(item["name"], version)
         if not isinstance(version, str):
             notes.append(f"{path}:{line}: {item['name']} has no version in the lock (a local or VCS source); "
                          "not audited")
@@ -231,14 +362,34 @@ def _lock(path: Path, kind: str, packages: dict[str, str], notes: list[str]) -> 
     return found
 
 
-def _line_of(text: str, name: str, version) -> int:
-    """The line of a package's `name = "..."` in a TOML lock (the one followed by its version, if several)."""
-    lines = text.splitlines()
-    hits = [i for i, line in enumerate(lines, 1) if re.fullmatch(rf'\s*name\s*=\s*"{re.escape(name)}"\s*', line)]
-    for hit in hits:
-        if version is None or any(f'"{version}"' in lines[j] for j in range(hit, min(hit + 4, len(lines)))):
-            return hit
-    return hits[0] if hits else 1
+class _NameLines:
+    """Where each package of a TOML lock is named (`name = "..."`), found in one pass over the file: a scan of
+    the whole file per package made a lock that lists an engine thousands of times take minutes."""
+
+    def __init__(self, text: str) -> None:
+        lines = text.splitlines()
+        self.names: dict[str, list[int]] = {}
+        #: (name, a string on one of the 4 lines after the name's) -> those name lines, in order
+        self.near: dict[tuple[str, str], list[int]] = {}
+        for number, line in enumerate(lines, 1):
+            match = re.fullmatch(r'\s*name\s*=\s*"([^"]*)"\s*', line)
+            if match:
+                name = match.group(1)
+                self.names.setdefault(name, []).append(number)
+                strings = {s for after in lines[number:number + 4] for s in re.findall(r'"([^"]*)"', after)}
+                for string in strings:
+                    self.near.setdefault((name, string), []).append(number)
+        self.taken: dict[tuple[str, str], int] = {}
+
+    def of(self, name: str, version) -> int:
+        """The line of `name = "..."` followed (within 4 lines) by `"version"`; when a lock lists the same name
+        and version more than once, each time the next such line. Else the name's first line, else 1."""
+        if isinstance(version, str) and (hits := self.near.get((name, version))):
+            index = self.taken.get((name, version), 0)
+            self.taken[(name, version)] = index + 1
+            return hits[min(index, len(hits) - 1)]
+        hits = self.names.get(name)
+        return hits[0] if hits else 1
 
 
 #: `--engine llama-cpp==b4763`: a llama.cpp build, by its number (and, optionally, its commit: `b4763-f777a73e`, as
