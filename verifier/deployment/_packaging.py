@@ -36,6 +36,50 @@ def _line_of(lines: list[str], *needles: str, start: int = 0) -> int:
     return 1
 
 
+class _Lines:
+    """Line lookups in one file, each scan made once: a file that names an engine thousands of times (a
+    pull request's attack) made one scan per requirement take minutes. `quoted` is a string's line from an index
+    of every quoted string built in one pass, `alone` likewise of every line; `first` is `_line_of` remembered
+    per question."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self._quoted: dict[str, int] | None = None
+        self._stripped: dict[str, int] | None = None
+        self._first: dict[tuple[str, ...], int] = {}
+
+    def quoted(self, value: str) -> int | None:
+        """The first line where `value` is written whole between quotes, or None."""
+        if self._quoted is None:
+            self._quoted = {}
+            for number, line in enumerate(self.lines, 1):
+                for match in re.finditer(r"\"([^\"\n]*)\"|'([^'\n]*)'", line):
+                    self._quoted.setdefault(match.group(1) if match.group(1) is not None else match.group(2), number)
+        return self._quoted.get(value)
+
+    def alone(self, value: str) -> int:
+        """The first line that is `value` alone (spaces aside), else the first holding it."""
+        if self._stripped is None:
+            self._stripped = {}
+            for number, line in enumerate(self.lines, 1):
+                self._stripped.setdefault(line.strip(), number)
+        return self._stripped.get(value) or self.first(value)
+
+    def first(self, *needles: str) -> int:
+        if needles not in self._first:
+            self._first[needles] = _line_of(self.lines, *needles)
+        return self._first[needles]
+
+
+def _names_an_engine(requirement: str, wanted: dict[str, str]) -> bool:
+    """Whether `requirement_found` could find an engine in it (its name, or a name it starts with when packaging
+    cannot read it): the others are not looked up at all."""
+    text = requirement.strip()
+    name = re.split(r"[\s\[<>=!~;@(]", text, maxsplit=1)[0]
+    return canonicalize_name(name) in wanted or any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE)
+                                                    for p in wanted)
+
+
 # --- pyproject.toml ----------------------------------------------------------------------------------------
 
 def _table(value: object) -> dict:
@@ -45,7 +89,7 @@ def _table(value: object) -> dict:
 
 def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> list[Installed]:
     text, data = read_toml(path, "pyproject.toml")
-    lines = text.splitlines()
+    lines = _Lines(text)
     wanted = _by_package(packages)
     found: list[Installed] = []
 
@@ -55,9 +99,10 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
         return [v for v in value if isinstance(v, str)]
 
     def add(requirement: str, what: str) -> None:
+        if not _names_an_engine(requirement, wanted):
+            return
         name = re.split(r"[\s\[<>=!~;@(]", requirement.strip(), maxsplit=1)[0]
-        quoted = next((q + requirement for q in ('"', "'") if q + requirement in text), None)
-        line = _line_of(lines, quoted) if quoted else _line_of(lines, name)
+        line = lines.quoted(requirement) or lines.first(name)
         item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
         if item is not None:
             found.append(item)
@@ -85,7 +130,7 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
         engine = wanted.get(canonicalize_name(name))
         if engine is not None and isinstance(source, dict) and ({"git", "path", "url"} & set(source)):
             kind = next(k for k in ("git", "path", "url") if k in source)
-            notes.append(f"{path}:{_line_of(lines, name, kind)}: {name} comes from a {kind} source "
+            notes.append(f"{path}:{lines.first(name, kind)}: {name} comes from a {kind} source "
                          "(tool.uv.sources), which has no release version; what it pins is not what runs")
     poetry = _table(tool.get("poetry"))
     tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
@@ -98,7 +143,7 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
             engine = wanted.get(canonicalize_name(name))
             if engine is None:
                 continue
-            line = _line_of(lines, name, "=")
+            line = lines.first(name, "=")
             where = f"{path}:{line}"
             for one in spec if isinstance(spec, list) else [spec]:
                 if isinstance(one, dict):
@@ -159,7 +204,7 @@ def from_setup_cfg(path: Path, packages: dict[str, str], notes: list[str]) -> li
         parser.read_string(text, source=str(path))
     except configparser.Error as exc:
         raise DeploymentError(f"{path}: not a readable setup.cfg: {str(exc).splitlines()[0]}") from None
-    lines = text.splitlines()
+    lines = _Lines(text)
     wanted = _by_package(packages)
     found = []
     values = []
@@ -169,9 +214,9 @@ def from_setup_cfg(path: Path, packages: dict[str, str], notes: list[str]) -> li
         values += [parser.get("options.extras_require", k) for k in parser.options("options.extras_require")]
     for value in values:
         for requirement in (r.strip() for r in value.splitlines()):
-            if not requirement or requirement.startswith("#"):
+            if not requirement or requirement.startswith("#") or not _names_an_engine(requirement, wanted):
                 continue
-            line = _line_of(lines, requirement)
+            line = lines.alone(requirement)
             item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
             if item is not None:
                 found.append(item)
