@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -47,6 +49,9 @@ class Found:
 
     installed: list[Installed] = field(default_factory=list)
     settings: list[Settings] = field(default_factory=list)
+    #: The files of a folder that may declare an engine and could not be read (each a message naming the file):
+    #: the audit is then incomplete, and says so in its exit code.
+    unread: list[str] = field(default_factory=list)
 
 
 def image_engine(reference: str) -> tuple[str | None, str | None, str | None]:
@@ -153,15 +158,35 @@ def image_version(engine: str, tag: str | None, digest: str | None, where: str, 
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
-def expand(text: str, known: dict[str, str]) -> str:
-    """`$X`, `${X}` and `${X:-default}` from the variables the file itself sets; others stay as written."""
+class Budget:
+    """How much text the expansion of one file's variables may make in all: 8 times the file's size and 1 MiB.
+    A file whose variables double themselves (`ENV A=$A$A`, 64 times) would otherwise make 2^64 bytes; a real
+    one expands to little more than itself. Shared by the `sh -c` scripts the file's commands hold."""
+
+    def __init__(self, size: int) -> None:
+        self.left = 8 * size + (1 << 20)
+
+    def spend(self, size: int, where: str) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise DeploymentError(f"{where}: its variables expand to more than 8 times the file's size (one "
+                                  "doubles itself?); not read")
+
+
+def expand(text: str, known: Mapping[str, str], budget: Budget | None = None, where: str = "") -> str:
+    """`$X`, `${X}` and `${X:-default}` from the variables the file itself sets; others stay as written. With a
+    `budget`, each value put in is spent from it (DeploymentError at `where` when none is left)."""
     def one(match: re.Match) -> str:
         name = match.group(1) or match.group(3)
         if name in known:
-            return known[name]
-        if match.group(2) is not None:
-            return match.group(2)
-        return match.group(0)
+            value = known[name]
+        elif match.group(2) is not None:
+            value = match.group(2)
+        else:
+            return match.group(0)
+        if budget is not None:
+            budget.spend(len(value), where)
+        return value
     return _VARIABLE.sub(one, text)
 
 
@@ -183,14 +208,15 @@ def _split(text: str, where: str) -> list[str]:
         raise DeploymentError(f"{where}: cannot split the command line: {exc}") from None
 
 
-def command_settings(tokens: list[str], where: str, image_engine_key: str | None, env: dict[str, str]
-                     ) -> Settings | None:
-    """The settings of a container's command: the serve program anywhere in it (also inside `sh -c "..."`);
-    else, for an engine's image, the tokens are that engine's flags (its entrypoint serves)."""
+def command_settings(tokens: list[str], where: str, image_engine_key: str | None, env: dict[str, str],
+                     budget: Budget | None = None) -> Settings | None:
+    """The settings of a container's command: the serve program anywhere in it (also inside `sh -c "..."`, whose
+    variables spend the file's `budget`); else, for an engine's image, the tokens are that engine's flags (its
+    entrypoint serves)."""
     for i, token in enumerate(tokens[:-1]):
         if Path(token).name in ("sh", "bash", "ash", "dash") and "-c" in tokens[i + 1:i + 3]:
             script = tokens.index("-c", i + 1) + 1
-            found = script_settings(tokens[script], where, env) if script < len(tokens) else []
+            found = script_settings(tokens[script], where, env, budget=budget) if script < len(tokens) else []
             if found:
                 return found[0]
     engine, start = program_of(tokens)
@@ -245,10 +271,11 @@ def logical_lines(text: str):
 
 def script_settings(text: str, where: str, env: dict[str, str], found_images: list | None = None,
                     newest: dict[str, str] | None = None, notes: list[str] | None = None,
-                    path: Path | None = None) -> list[Settings]:
+                    path: Path | None = None, budget: Budget | None = None) -> list[Settings]:
     """The serve lines of a shell script (or of one `sh -c` string): `vllm serve ...`, `python -m
     sglang.launch_server ...`, `docker run ... IMAGE ARGS`; simple assignments (`MODEL=x`, `export X=y`) expand
-    later lines."""
+    later lines, within `budget` (by default, one of the script's own)."""
+    budget = budget if budget is not None else Budget(len(text))
     known: dict[str, str] = {}
     found = []
     base_line = int(where.rsplit(":", 1)[1]) if re.search(r":\d+$", where) else None
@@ -260,7 +287,8 @@ def script_settings(text: str, where: str, env: dict[str, str], found_images: li
                 value = shlex.split(assignment.group(2))
             except ValueError:
                 value = []
-            known[assignment.group(1)] = expand(value[0] if value else "", known)
+            known[assignment.group(1)] = expand(value[0] if value else "", known, budget,
+                                                f"{shown}:{(base_line or 1) + number - 1 if base_line else number}")
             continue
         if not _SERVE_HINT.search(line):
             continue
@@ -269,7 +297,7 @@ def script_settings(text: str, where: str, env: dict[str, str], found_images: li
         for segment in re.split(r"\s(?:&&|\|\||;|\|)\s", line):
             if not _SERVE_HINT.search(segment):
                 continue
-            tokens = _split(expand(segment, known), here)
+            tokens = _split(expand(segment, known, budget, here), here)
             tokens = [t for t in tokens if t not in ("&",)]
             while tokens and tokens[0] in ("sudo", "exec", "nohup", "time", "env", "srun", "command"):
                 tokens.pop(0)
@@ -282,7 +310,7 @@ def script_settings(text: str, where: str, env: dict[str, str], found_images: li
                 settings = docker_run(tokens[tokens.index("run") + 1:], here, local_env, found_images, newest,
                                       notes, path, int(here.rsplit(":", 1)[1]))
             else:
-                settings = command_settings(tokens, here, None, local_env)
+                settings = command_settings(tokens, here, None, local_env, budget)
             if settings is not None:
                 found.append(settings)
     return found
@@ -395,6 +423,7 @@ def _exec_or_shell(arguments: str, where: str) -> tuple[list[str], bool]:
 def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
     text = _read_text(path)
     wanted = _by_package(packages)
+    budget = Budget(len(text))
     known: dict[str, str] = {}
     env: dict[str, str] = {}
     stages: dict[str, tuple[str | None, Installed | None, str | None]] = {}
@@ -415,14 +444,14 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
         elif word == "ENV":
             parts = _split(rest, where)
             if parts and "=" not in parts[0] and len(parts) >= 2:
-                env[parts[0]] = expand(" ".join(parts[1:]), {**known, **env})
+                env[parts[0]] = expand(" ".join(parts[1:]), ChainMap(env, known), budget, where)
             else:
                 for item in parts:
                     name, eq, value = item.partition("=")
                     if eq:
-                        env[name] = expand(value, {**known, **env})
+                        env[name] = expand(value, ChainMap(env, known), budget, where)
         elif word == "FROM":
-            parts = [p for p in _split(expand(rest, known), where) if not p.startswith("--platform")]
+            parts = [p for p in _split(expand(rest, known, budget, where), where) if not p.startswith("--platform")]
             reference = parts[0] if parts else ""
             alias = parts[2].lower() if len(parts) >= 3 and parts[1].lower() == "as" else None
             if reference.lower() in stages:  # FROM an earlier stage: its image
@@ -438,7 +467,7 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
                 stages[alias] = (engine_of_stage, stage_item, stage_tag)
             env, entrypoint, cmd = {}, None, None  # a stage starts from its image
         elif word == "RUN":
-            expanded = expand(rest, {**known, **env})
+            expanded = expand(rest, ChainMap(env, known), budget, where)
             for segment in re.split(r"&&|\|\||;", expanded):
                 match = re.search(r"(?:^|\s)(?:uv\s+)?pip3?\s+install\s+(.*)$|python3?\s+-m\s+pip\s+install\s+(.*)$",
                                   segment.strip())
@@ -456,7 +485,7 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
         elif word in ("CMD", "ENTRYPOINT"):
             tokens, exec_form = _exec_or_shell(rest, where)
             if not exec_form:
-                tokens = [expand(t, {**known, **env}) for t in tokens]
+                tokens = [expand(t, ChainMap(env, known), budget, where) for t in tokens]
             if word == "CMD":
                 cmd, cmd_line = tokens, line
             else:
@@ -468,7 +497,7 @@ def from_dockerfile(path: Path, packages: dict[str, str], notes: list[str], newe
         settings = _image_command(engine_of_stage, stage_tag, cmd or [], True, where, dict(env), notes)
     elif command:
         settings = command_settings(command, f"{path}:{cmd_line}", engine_of_stage if entrypoint is None else None,
-                                    image_env(engine_of_stage, stage_tag, env, where, notes))
+                                    image_env(engine_of_stage, stage_tag, env, where, notes), budget)
     elif env and engine_of_stage:
         settings = Settings(engine_of_stage, where, env=dict(env))
     if stage_item is not None and settings is not None and settings.engine == stage_item.engine:
