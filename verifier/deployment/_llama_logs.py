@@ -30,19 +30,63 @@ from ._settings import Settings
 
 ENGINE = "llama-cpp"
 _SHA = r"(?P<c>[0-9a-f]{7,40}|unknown)"
+
+
+class _JsonBuild:
+    r"""`build info ... build=N commit="SHA"` on one line (the JSON logs), found as `re.search` of
+    `\bbuild info\b.*?\bbuild=N commit="SHA"` finds it, in linear time: that pattern rescans the rest of the
+    line from every `build info`, so a serve log's line of thousands of them took seconds, a longer one hours."""
+
+    _HEAD = re.compile(r"\bbuild info\b")
+    _TAIL = re.compile(r"\bbuild=(?P<n>\d+) commit=\"" + _SHA + "\"")
+
+    def search(self, text: str) -> re.Match | None:
+        """The first `build=N commit=...` after the first `build info` of its line (the pattern's own match
+        would hold the same groups)."""
+        line_end, head = -1, None
+        for tail in self._TAIL.finditer(text):
+            if tail.start() > line_end:  # a line not looked at yet: its first `build info`, once
+                line_start = text.rfind("\n", 0, tail.start()) + 1
+                line_end = text.find("\n", tail.start())
+                line_end = len(text) if line_end < 0 else line_end
+                head = self._HEAD.search(text, line_start, line_end)
+            if head is not None and head.end() <= tail.start():
+                return tail
+        return None
+
+
 #: The lines that state the build: (pattern, what it is). The number is `n`, the commit `c`.
-BUILD_LINES = [
+BUILD_LINES: list[tuple[re.Pattern[str] | _JsonBuild, str]] = [
     (re.compile(r"\bbuild: (?P<n>\d+) \(" + _SHA + r"\) with "), "start-up"),
     (re.compile(r"\bbuild (?P<n>\d+) \(" + _SHA + r"\) with "), "start-up (trace)"),
     (re.compile(r"\bbuild = (?P<n>\d+) \(" + _SHA + r"\)"), "start-up"),
-    (re.compile(r"\bbuild info\b.*?\bbuild=(?P<n>\d+) commit=\"" + _SHA + "\""), "start-up (JSON)"),
+    (_JsonBuild(), "start-up (JSON)"),
     (re.compile(r"\bversion: (?P<n>\d+) \(" + _SHA + r"\)"), "--version"),
     (re.compile(r"\bversion: \S+ \(build (?P<n>\d+), commit " + _SHA + r"\)"), "--version"),
     (re.compile(r"\"(?:system_fingerprint|build_info)\"\s*:\s*\"b(?P<n>\d+)-" + _SHA + "\""), "build_info"),
     (re.compile(r"\bbuild: (?P<c>[0-9a-f]{7,40}) \((?P<n>\d+)\)"), "llama-bench"),
 ]
-#: A line shaped like llama.cpp's build line that none of the patterns reads (cut short, edited).
-_BUILDISH = re.compile(r"\bbuild(?::| =| \d)[^\n]* with [^\n]* for ")
+#: Where a line shaped like llama.cpp's build line starts (`_buildish`).
+_BUILD_START = re.compile(r"\bbuild(?::| =| \d)")
+
+
+def _buildish(text: str) -> bool:
+    r"""Whether a line of `text` is shaped like llama.cpp's build line, `build: ... with ... for ...`, though none
+    of the patterns reads it (cut short, edited): `re.search` of `\bbuild(?::| =| \d)[^\n]* with [^\n]* for `,
+    in linear time (that pattern tried every split of the rest of the line from every start: a long line of
+    `build: 1 with ` took minutes). The first start of a line has the most of the line after it, so when it
+    fails the line does."""
+    at = 0
+    while (start := _BUILD_START.search(text, at)) is not None:
+        end = text.find("\n", start.end())
+        end = len(text) if end < 0 else end
+        with_ = text.find(" with ", start.end(), end)
+        if with_ >= 0 and text.find(" for ", with_ + len(" with "), end) >= 0:
+            return True
+        at = end + 1
+    return False
+
+
 #: Lines every llama.cpp start-up logs, with or without a build line.
 _STARTUP = re.compile(r"\bllama_model_loader: |\bllama_(?:new_)?context(?:_with_model)?: |"
                       r"\bserver is listening on |\bmain: loading model\b")
@@ -53,7 +97,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 def looks_like_llama_log(text: str) -> bool:
     """Whether the text has a llama.cpp build line or start-up lines (a cheap sniff)."""
-    return any(pattern.search(text) for pattern, _ in BUILD_LINES) or bool(_BUILDISH.search(text)) \
+    return any(pattern.search(text) for pattern, _ in BUILD_LINES) or _buildish(text) \
         or bool(_STARTUP.search(text))
 
 
@@ -83,7 +127,7 @@ def parse_llama_log(text: str, name: str) -> tuple[int, Settings] | None:
                                 has_flags=False)
             last, resolved = (number, settings), {}
             continue
-        if _BUILDISH.search(line):
+        if _buildish(line):
             settings = Settings(ENGINE, f"{name}:{number}", logged=True, has_flags=False)
             settings.notes.append(f"{name}:{number}: a llama.cpp build line that cannot be read ({line.strip()[:120]!r}"
                                   "); the build is not known")
