@@ -15,6 +15,7 @@ from ._common import (
     EXIT_FINDINGS,
     EXIT_NOTHING_AUDITED,
     EXIT_OK,
+    EXIT_USAGE,
     UsageError,
     _display,
     _kb,
@@ -85,6 +86,7 @@ def run_schema(args: argparse.Namespace) -> int:
 
 def run_audit(args: argparse.Namespace) -> int:
     from .. import audit, compiled, deployment
+    from ..report import terminal
 
     # CompiledKBError (exit 3): the compiled KB cannot be read or made
     if args.kb:
@@ -140,12 +142,14 @@ def run_audit(args: argparse.Namespace) -> int:
     for path in args.requirements:
         installed += deployment.from_file(path, packages, notes)
     loose: list = []  # settings the files give with no version of their own (a script's serve line)
+    unread: list[str] = []  # a folder's files that may declare an engine and could not be read
     for path in args.files:  # files and folders of any kind the deployment declares itself in
         if not Path(path).exists():
             raise UsageError(f"{path}: no such file or folder")
         declared = deployment.read_path(path, packages, notes, newest)
         installed += declared.installed
         loose.extend(declared.settings)
+        unread += declared.unread
     installed = deployment.one_per_serve_line(installed, loose, settings, notes)
     if not (args.engines or args.python or args.requirements or args.files or from_images):
         logged = [deployment.Installed(s.engine, s.version or "unknown", s.origin, commit=s.commit)
@@ -154,6 +158,11 @@ def run_audit(args: argparse.Namespace) -> int:
     result = audit.audit(data, installed, settings, set(args.ignore))
     result.notes[:0] = notes
     sys.stdout.write(audit.render(args.format, data, result, args.site_url))
+    if unread:  # the answer above leaves them out: never a success
+        shown = "; ".join(unread[:3]) + (f"; and {len(unread) - 3} more" if len(unread) > 3 else "")
+        print(terminal(f"gotchas: audit is incomplete: {len(unread)} file(s) that may declare an engine could not "
+                       f"be read ({shown})", lines=False), file=sys.stderr)
+        return EXIT_USAGE
     if not result.audited:
         return EXIT_OK if args.nothing_ok else EXIT_NOTHING_AUDITED
     return EXIT_FINDINGS if audit.failing(result, args.fail_on) else EXIT_OK

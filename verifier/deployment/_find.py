@@ -4,12 +4,15 @@ A file is read by its name first (requirements, lock files, pyproject.toml, setu
 compose files, shell scripts), then by what it holds (a start-up log, a `collect_env` or `pip list` paste, a
 Kubernetes manifest, a serve command line). In a folder, only files whose name or first bytes say they may
 declare an engine are read, at most MAX_FILES of them and MAX_DEPTH folders down, skipping version-control,
-virtual-environment and dependency folders."""
+virtual-environment and dependency folders, and symbolic links (a link in a pull request may point anywhere on
+the machine that runs the audit). Such a file that cannot be read (not UTF-8, too large, a FIFO or a device
+under a name that declares, malformed) is a note and one of `Found.unread`: audit reports the rest and exits 2."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from ._containers import Found, from_dockerfile, from_script, from_yaml, script_
 from ._logs import looks_like_log, parse_log_text
 from ._packaging import from_pyproject, from_setup_cfg, from_setup_py
 from ._pastes import env_from_paste, from_paste
-from ._read import DeploymentError, _read_text
+from ._read import DeploymentError, _read_text, read_head
 from ._versions import from_file
 
 MAX_FILES = 2000
@@ -151,30 +154,52 @@ def _line(origin: str) -> int | None:
 
 def read_folder(root: Path, packages: dict[str, str], notes: list[str], newest: dict[str, str]) -> Found:
     """Every file of a folder that may declare an engine (see the module's docstring), read as `read_path` does.
-    A file that cannot be read is a note with its reason, not the end of the audit: the others still count."""
+    A file that cannot be read is a note with its reason and one of `Found.unread`, not the end of the audit: the
+    others still count."""
     found = Found()
     seen = 0
+
+    def unread(message: str) -> None:
+        notes.append(f"not read: {message}")
+        found.unread.append(message)
+
     for folder, dirs, files in os.walk(root):
         depth = len(Path(folder).relative_to(root).parts)
         dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith(".") and depth < MAX_DEPTH)
         for name in sorted(files):
             path = Path(folder) / name
-            if path.is_symlink() or not path.is_file():
-                continue
             kind = kind_of(path)
             if kind is None and not name.lower().endswith((".log", ".txt")):
                 continue
-            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg") \
-                    and not _mentions_engine(path) and not (kind is None and _starts_with_a_flag(path)):
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError as exc:
+                unread(f"{path}: cannot read: {exc.strerror or exc}")
                 continue
+            if stat.S_ISLNK(mode):
+                continue  # never followed in a folder (the module's docstring)
+            if not stat.S_ISREG(mode):
+                unread(f"{path}: not a regular file (a FIFO, a socket or a device); not read")
+                continue
+            if kind in (None, "yaml", "script", "requirements", "setup.py", "setup.cfg"):
+                try:
+                    head = read_head(path, 1 << 20)  # the first MiB: a cheap filter before parsing
+                except DeploymentError as exc:
+                    unread(str(exc))
+                    continue
+                if not _ENGINE_WORDS.search(head.decode("utf-8", "replace")) \
+                        and not (kind is None and head[:64].lstrip().startswith(b"-")):
+                    continue
             seen += 1
             if seen > MAX_FILES:
-                notes.append(f"{root}: more than {MAX_FILES} candidate files; the rest were not read")
-                return found
+                message = f"{root}: more than {MAX_FILES} candidate files; the rest were not read"
+                notes.append(message)
+                found.unread.append(message)
+                return _name_flag_lists(found, notes)
             try:
                 one = read_path(path, packages, notes, newest, in_folder=True)
             except DeploymentError as exc:
-                notes.append(f"not read: {exc}")
+                unread(str(exc))
                 continue
             found.installed.extend(one.installed)
             found.settings.extend(one.settings)
@@ -196,24 +221,6 @@ def _name_flag_lists(found: Found, notes: list[str]) -> Found:
                          f"{'no engine' if not engines else 'several engines'}; not read")
     found.settings = kept
     return found
-
-
-def _starts_with_a_flag(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(64).lstrip().startswith(b"-")
-    except OSError:
-        return False
-
-
-def _mentions_engine(path: Path) -> bool:
-    """Whether the first MiB of a file names an engine (a cheap filter before parsing it)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 20)
-    except OSError:
-        return False
-    return bool(_ENGINE_WORDS.search(head.decode("utf-8", "replace")))
 
 
 def one_per_serve_line(installed: list, loose: list, settings: dict, notes: list) -> list:

@@ -20,6 +20,25 @@ class EnvironmentFailed(GotchasError, exit_code=EXIT_ERROR):
     """Another environment could not be asked (exit 3): its interpreter failed or said nothing readable."""
 
 
+def read_head(path: Path, limit: int) -> bytes:
+    """The first `limit` bytes (or fewer) of a regular file, never through a link and never blocking: what a
+    folder's file is sniffed by before it is read. DeploymentError for anything else (a FIFO, a device, a file
+    that cannot be opened)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DeploymentError(f"{path}: not a regular file (a folder, a FIFO or a device); not read")
+        return read_fd(fd, limit)[:limit]
+    except OSError as exc:
+        raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 def _read_text(path: Path) -> str:
     """A deployment's file as text, at most MAX_FILE_BYTES. Only a regular file is read (a link to one is
     followed): a FIFO or a device would block or never end, so it is refused before any read."""
