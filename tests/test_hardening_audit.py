@@ -272,3 +272,10 @@ def test_the_linear_readers_find_what_the_patterns_they_replace_found(text):
     assert _llama_logs._buildish(text) == bool(old_buildish.search(text))
     new, old = _llama_logs._JsonBuild().search(text), old_json.search(text)
     assert (new and new.group("n", "c")) == (old and old.group("n", "c"))
+
+
+def test_an_error_naming_a_hostile_file_name_is_escaped_on_standard_error(audit_cli, tmp_path):
+    hostile = tmp_path / "requirements-\x1b[2J.txt"
+    hostile.write_bytes(b"vllm==\xff\n")
+    code, _, err = audit_cli(str(hostile))
+    assert code == 2 and "\x1b" not in err and "requirements-\\x1b[2J.txt: not UTF-8" in err

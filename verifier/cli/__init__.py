@@ -1,7 +1,7 @@
 """The `gotchas` command: parse arguments, call the library, print, exit (the exit codes: `_common.EXIT_CODES`).
 
 An error a command ends with is a `verifier.errors.GotchasError`, caught here once: `gotchas: <message>` on
-stderr, and its `exit_code`."""
+stderr (through the terminal escaper: a message names files and lines from data), and its `exit_code`."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return report.printable(args.run, args)
     except GotchasError as exc:
-        print(f"gotchas: {exc.message}", file=sys.stderr)
+        print(report.terminal(f"gotchas: {exc.message}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("gotchas: interrupted", file=sys.stderr)
