@@ -77,7 +77,7 @@ def run_follow(args: argparse.Namespace) -> int:
                 try:
                     seen = set(ledger.load(engine).versions())
                 except LedgerError as exc:  # the ledger follow would re-verify: its failure is the run's (3)
-                    print(f"gotchas: {exc.message}", file=sys.stderr)
+                    print(report.terminal(f"gotchas: {exc.message}"), file=sys.stderr)
                     return EXIT_ERROR
                 targets = [r for r in releases if r.version not in seen
                            and (not seen or version_key(r.version) > max(version_key(v) for v in seen))]
@@ -166,7 +166,7 @@ def _reverify(kb: KB, args: argparse.Namespace, touched: list[str], engines: lis
         try:
             versions = ledger.load(engine).versions()
         except LedgerError as exc:  # as in `gotchas verify`: the ledger being written failed the run (3)
-            print(f"gotchas: {exc.message}", file=sys.stderr)
+            print(report.terminal(f"gotchas: {exc.message}"), file=sys.stderr)
             return EXIT_ERROR
         engine_pairs = [p for p in pairs if p[1].engine == engine]
         if not engine_pairs or not versions:
@@ -177,7 +177,7 @@ def _reverify(kb: KB, args: argparse.Namespace, touched: list[str], engines: lis
                                           prune=False, wait=args.wait, progress=progress,
                                           surface_specs={engine: SurfaceSpec.of(kb.engines[engine])})
         except (LedgerError, run.ReleaseNotFound) as exc:  # the entries were written: re-verifying them failed (3)
-            print(f"gotchas: {exc.message}", file=sys.stderr)
+            print(report.terminal(f"gotchas: {exc.message}"), file=sys.stderr)
             return EXIT_ERROR
         print(f"re-verified {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at the {len(versions)} "
               f"{kb.engines[engine].name} releases of the ledger" +

@@ -121,7 +121,7 @@ def run_verify(args: argparse.Namespace) -> int:
                                       wait=args.wait, progress=progress,
                                       surface_specs={name: SurfaceSpec.of(kb.engines[name]) for name in engines})
     except LedgerError as exc:  # the ledger is what verify writes: its failure is the run's (3), not the data's (2)
-        print(f"gotchas: {exc.message}", file=sys.stderr)
+        print(report.terminal(f"gotchas: {exc.message}"), file=sys.stderr)
         return EXIT_ERROR
     results = [r for done in verified.runs for r in done.results]
 
