@@ -19,6 +19,7 @@ ends a list and means nothing else (before `)` it would: `FOO(a,)` passes an emp
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Callable, Iterable
 
@@ -60,8 +61,10 @@ def _precedence(node: tree_sitter.Node) -> int:
     return _PRECEDENCE.get(kind, 0)
 
 
-def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node, role: str | None) -> bool:
-    """Whether `(inner)`, standing as `role` of `parent`, may read otherwise without its parentheses."""
+def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node, role: str | None,
+                  grandparent: tree_sitter.Node | None) -> bool:
+    """Whether `(inner)`, standing as `role` of `parent` (itself under `grandparent`, None at the root), may read
+    otherwise without its parentheses."""
     strength = _precedence(inner)
     if strength <= _COMMA or b"," in (inner.text or b""):
         return True  # not an expression we know, a comma expression, or a comma a macro's argument would split at
@@ -69,7 +72,7 @@ def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node, role: str |
     if kind == "parenthesized_expression" or kind in _ALONE:
         return False
     if kind == "argument_list":  # a call's argument (the callee may be a macro): only what cannot come apart
-        return strength < _POSTFIX or parent.parent is None or parent.parent.type != "call_expression"
+        return strength < _POSTFIX or grandparent is None or grandparent.type != "call_expression"
     if kind == "binary_expression":
         outer = _precedence(parent)
         return outer == 0 or strength < outer or (strength == outer and role != "left")  # all are left-associative
@@ -92,32 +95,100 @@ def _needs_parens(inner: tree_sitter.Node, parent: tree_sitter.Node, role: str |
 
 def redundant(root: tree_sitter.Node, start: int, end: int, runs: Iterable[int] = ()) -> set[int]:
     """Byte offsets of the `(` and `)` of every pair within [start, end) that groups nothing. `runs` are the
-    offsets of a fragment's `$$$`: a pair holding one is kept (it may stand for a comma expression)."""
+    offsets of a fragment's `$$$`: a pair holding one is kept (it may stand for a comma expression).
+
+    The pairs are judged outer ones first, along one walk of a cursor down the paths from `root` to them
+    (`_Step`): what a pair needs of the nodes around it (the node it stands in, its field, an error or a node of
+    `_REFUSE` around it) is read off that path, never with `Node.parent`, which costs the node's depth each
+    time and made a nest of pairs cost more than the square of its depth."""
     runs = sorted(runs)
     cursor = tree_sitter.QueryCursor(_query())
     cursor.set_byte_range(start, end)
     nodes = sorted(cursor.captures(root).get("p", ()), key=lambda n: (n.start_byte, -n.end_byte))
-    dropped: set[int] = set()  # ids of the pairs left out, outer ones first
+    path = _path_to(root)
+    walker = root.walk()
+    innermost: dict[int, tree_sitter.Node] = {}
     offsets: set[int] = set()
     for node in nodes:
         if node.start_byte < start or node.end_byte > end or node.has_error:
             continue
         parts = _parts(node)
-        if parts is None or any(node.start_byte <= r < node.end_byte for r in runs):
+        at = bisect.bisect_left(runs, node.start_byte)
+        if parts is None or (at < len(runs) and runs[at] < node.end_byte):
             continue
-        opening, inner, closing = parts
-        while inner.type == "parenthesized_expression" and (nested := _parts(inner)) is not None:
-            inner = nested[1]  # `((a))`: judged by what the innermost pair holds
-        parent, role, place = node.parent, None, node
-        while parent is not None and parent.type == "parenthesized_expression" and parent.id in dropped:
-            place, parent = parent, parent.parent  # the pair around it is gone: it stands where that one stood
-        if parent is None or parent.has_error or _refused(parent):
+        here = _walk_to(path, walker, node)
+        if here == 0:
+            continue  # the tree's root: it stands in nothing
+        # The pair around it is left out: it stands where that one stood (the outermost of a run left out).
+        place, above = path[here - 1].stands or (here, here - 1)
+        parent = path[above]
+        if parent.refused or parent.node.has_error:
             continue  # where the parser saw an error around it, its reading is not known
-        role = field_of(parent, place)
-        if not _needs_parens(inner, parent, role):
-            dropped.add(node.id)
+        opening, inner, closing = parts
+        inner = _innermost(inner, innermost)  # `((a))`: judged by what the innermost pair holds
+        if not _needs_parens(inner, parent.node, path[place].field, path[above - 1].node if above else None):
+            path[here].stands = (place, above)
             offsets.update((opening.start_byte, closing.start_byte))
     return offsets
+
+
+class _Step:
+    """A node on the path from the tree's root to the pair being judged, with what the pairs under it read of
+    it."""
+
+    __slots__ = ("node", "start", "end", "field", "refused", "stands")
+
+    def __init__(self, node: tree_sitter.Node, field: str | None, under_refused: bool) -> None:
+        self.node = node
+        self.start, self.end = node.start_byte, node.end_byte
+        self.field = field  # the field it stands in of the node above it
+        self.refused = under_refused or node.type in _REFUSE  # it, or a node above it, is one of `_REFUSE`
+        #: For a pair left out: the path's indexes of the node that stands in its place (the pair, or the
+        #: outermost of the pairs left out around it) and of the node above that place.
+        self.stands: tuple[int, int] | None = None
+
+
+def _path_to(root: tree_sitter.Node) -> list[_Step]:
+    """The steps from the tree's root down to `root` (only `root` when it is the tree's root)."""
+    chain = [root]
+    while (parent := chain[-1].parent) is not None:
+        chain.append(parent)
+    chain.reverse()
+    path: list[_Step] = []
+    for i, node in enumerate(chain):
+        path.append(_Step(node, field_of(chain[i - 1], node) if i else None, bool(path) and path[-1].refused))
+    return path
+
+
+def _walk_to(path: list[_Step], cursor: tree_sitter.TreeCursor, node: tree_sitter.Node) -> int:
+    """Move `cursor`, which stands at `path`'s last node, to `node`, a node under the cursor's root, and `path`
+    with it; `node`'s index in `path`. A node that holds `node`'s bytes lies above it (siblings never overlap
+    and a pair is never empty), so the walk goes up to the first such node and down through the children that
+    hold its first byte: every node is stepped on at most once each way, however deep."""
+    first, last = node.start_byte, node.end_byte
+    while not (path[-1].start <= first and last <= path[-1].end):
+        path.pop()
+        cursor.goto_parent()
+    while path[-1].node.id != node.id:
+        if cursor.goto_first_child_for_byte(first) is None or (child := cursor.node) is None:
+            raise ValueError(f"{node} is not under {path[-1].node}")
+        path.append(_Step(child, cursor.field_name, path[-1].refused))
+    return len(path) - 1
+
+
+def _innermost(inner: tree_sitter.Node, known: dict[int, tree_sitter.Node]) -> tree_sitter.Node:
+    """What the innermost of the pairs nested right in each other from `inner` holds (`inner` itself if it is no
+    pair). `known` keeps each pair's answer, so that a nest of pairs is read once rather than once per pair."""
+    chain: list[int] = []
+    while inner.type == "parenthesized_expression" and inner.id not in known \
+            and (nested := _parts(inner)) is not None:
+        chain.append(inner.id)
+        inner = nested[1]
+    if inner.type == "parenthesized_expression" and inner.id in known:
+        inner = known[inner.id]
+    for pair in chain:
+        known[pair] = inner
+    return inner
 
 
 def _parts(node: tree_sitter.Node) -> tuple[tree_sitter.Node, tree_sitter.Node, tree_sitter.Node] | None:
@@ -126,15 +197,6 @@ def _parts(node: tree_sitter.Node) -> tuple[tree_sitter.Node, tree_sitter.Node, 
     if len(children) != 3 or children[0].type != "(" or children[2].type != ")":
         return None
     return children[0], children[1], children[2]
-
-
-def _refused(node: tree_sitter.Node | None) -> bool:
-    """Whether `node` lies within an error or a node whose reading depends on more than precedence."""
-    while node is not None:
-        if node.type in _REFUSE:
-            return True
-        node = node.parent
-    return False
 
 
 @functools.lru_cache(maxsize=1)
