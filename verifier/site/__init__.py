@@ -9,8 +9,9 @@ Pages, feeds, the sitemap and badges come from Jinja2 templates under site/templ
 every value printed passes `safe.finalize` (characters XML 1.0 does not allow become U+FFFD); a URL from data
 becomes a link only through `_link` (http(s) or relative); JSON is written by `_json`; Markdown is rendered
 with raw HTML off and only safe links. Every file goes through `Builder._put`, which writes only under the
-output folder (names are single path parts, never `..`, never through a link) and never over a file; the
-output folder is replaced only when the site built it (`MARKER`).
+output folder (names are single path parts, never `..`, never through a link) and never over a file, as soon as
+it is made (a folder of its own inside the output folder holds them until the build is done); the output
+folder is replaced only when the site built it (`MARKER`).
 
 Modules by job: `model` (the view model), `pages`, `entry`, `release` (HTML pages), `surface` (a release's
 flags, variables, metrics and request fields), `upgrade` (what changes between two releases, and the JSON the
@@ -34,13 +35,20 @@ from .writer import MARKER, MARKER_TEXT, MAX_ASSET_BYTES, Builder, Page
 
 
 def build(site: Site, templates: Path, assets: Path, out: Path) -> Builder:
+    """The site of `site` in `out`. Pages and files are written as they are made (`Builder`), beside an earlier
+    site, which they replace only once all are written: a build that fails leaves it as it was."""
     check(site)
     builder = Builder(site, templates, assets, out)
-    for render in (pages.build, surface.build, upgrade.build, entry.build, search.build, feeds.build, api.build,
-                   audit_data.build, badges.build, matrix.build, feeds.sitemap):
-        render(builder)
-    builder.write()
-    surface.clear()
+    try:
+        for render in (pages.build, surface.build, upgrade.build, entry.build, search.build, feeds.build,
+                       api.build, audit_data.build, badges.build, matrix.build, feeds.sitemap):
+            render(builder)
+        builder.write()
+    except BaseException:
+        builder.discard()
+        raise
+    finally:
+        surface.clear()
     return builder
 
 

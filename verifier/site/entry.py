@@ -215,5 +215,5 @@ def build(b: Builder) -> None:
             "HOLDS": HOLDS, "max_markdown": MAX_MARKDOWN, "severities": site.kb.severities,
         }
         b.add(("entries", entry.id, "evidence.json"), _json(evidence_json(site, entry)))
-        b.pages.append(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
+        b.page(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
                             entry.sections.get("Symptom", entry.title)[:300]))

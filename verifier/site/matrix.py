@@ -80,6 +80,6 @@ def build(b: Builder) -> None:
         context = {"key": key, "engine": view.engine, "versions": versions, "rows": found,
                    "severities": severities, "schemes": schemes, "legend": legend}
         name = view.engine.name
-        b.pages.append(Page(("engines", key, "matrix", "index.html"), f"{name}: every gotcha at every release",
+        b.page(Page(("engines", key, "matrix", "index.html"), f"{name}: every gotcha at every release",
                             "matrix.html", context,
                             f"Which gotchas bite each {name} release: every entry at every release, in one table."))

@@ -99,6 +99,7 @@ class Site:
     generated: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     _statuses: dict = field(default_factory=dict, repr=False, compare=False)
     _texts: dict = field(default_factory=dict, repr=False, compare=False)
+    _readings: dict = field(default_factory=dict, repr=False, compare=False)
     _files: dict = field(default_factory=dict, repr=False, compare=False)
     #: The entries as written (`entries` read across every release: bounds in words, values with their releases),
     #: for the pages about one release, which read them at that release.
@@ -107,12 +108,16 @@ class Site:
     def text_at(self, entry: Entry, engine: str | None, version: str | None):
         """The entry as it reads at one release (`prose.entry_text`; both None: across every release and engine):
         title, sections, the parts that hold. Made once: a release page and the entry page's wordings both ask."""
-        key = (entry.id, engine, version)
-        found = self._texts.get(key)
+        by_version = self._texts.setdefault((entry.id, engine), {})
+        found = by_version.get(version)
         if found is None:
-            found = self._texts[key] = prose.entry_text(self.written.get(entry.id, entry), engine, version,
-                                                        self._ledgers, self.kb.engines, self._engine_names,
-                                                        self._surfaces)
+            made = prose.entry_text(self.written.get(entry.id, entry), engine, version, self._ledgers,
+                                    self.kb.engines, self._engine_names, self._surfaces)
+            # Most entries read alike at most releases: each distinct reading is kept once, and the releases
+            # that read so share it (a copy per release made these texts most of what the site held per entry).
+            readings = self._readings.setdefault((entry.id, engine), {})
+            found = by_version[version] = readings.setdefault(
+                (made.title, tuple(made.sections.items()), tuple(made.parts), tuple(made.says)), made)
         return found
 
     @cached_property

@@ -44,7 +44,7 @@ def _index(b: Builder) -> None:
     schemes = [t for t in site.kb.schemes if any(t == e.scheme for e in site.entries)]
     engines = [(key, view.engine.name) for key, view in site.engines.items()
                if any(key in e.engines for e in site.entries)]
-    b.pages.append(Page(("index.html",), "Gotchas of LLM serving engines", "index.html",
+    b.page(Page(("index.html",), "Gotchas of LLM serving engines", "index.html",
                         {"releases": releases, "engines": engines, "rows": rows, "status_options": statuses,
                          "concepts": concepts, "schemes": schemes},
                         "Operational gotchas of vLLM and SGLang, verified against every release."))
@@ -57,10 +57,10 @@ def _vocabulary(b: Builder) -> None:
         for term, description in terms.items():
             members = [e for e in site.entries if (term in e.concepts if attr == "concepts" else e.scheme == term)]
             items.append({"term": term, "description": description, "count": len(members)})
-            b.pages.append(Page((kind, term, "index.html"), f"{kind[:-1].capitalize()} {term}", "term.html",
+            b.page(Page((kind, term, "index.html"), f"{kind[:-1].capitalize()} {term}", "term.html",
                                 {"kind": kind[:-1].capitalize(), "term": term, "lead": description,
                                  "rows": entry_rows(site, members)}, description))
-        b.pages.append(Page((kind, "index.html"), kind.capitalize(), "terms.html", {"items": items}))
+        b.page(Page((kind, "index.html"), kind.capitalize(), "terms.html", {"items": items}))
 
 
 def _engines(b: Builder) -> None:
@@ -75,21 +75,21 @@ def _engines(b: Builder) -> None:
             rows.append({"version": version, "date": record.date, "counts": counts, "commit": record.commit})
             release.build(b, key, view, version, versions[i - 1] if i else None,
                           versions[i + 1] if i + 1 < len(versions) else None)
-        b.pages.append(Page(("engines", key, "index.html"), f"{view.engine.name} releases", "releases.html",
+        b.page(Page(("engines", key, "index.html"), f"{view.engine.name} releases", "releases.html",
                             {"key": key, "engine": view.engine, "rows": list(reversed(rows))}))
         overview.append({"key": key, "name": view.engine.name, "count": len(versions), "latest": view.latest})
-    b.pages.append(Page(("engines", "index.html"), "Engines", "engines.html", {"engines": overview}))
+    b.page(Page(("engines", "index.html"), "Engines", "engines.html", {"engines": overview}))
 
 
 def _legend(b: Builder) -> None:
-    b.pages.append(Page(("legend", "index.html"), "What the statuses mean", "legend.html",
+    b.page(Page(("legend", "index.html"), "What the statuses mean", "legend.html",
                         {"statuses": words.STATUS_TERMS, "verdicts": words.VERDICT_TERMS,
                          "reasons": words.REASON_TERMS},
                         "What holds, unverified, changed, not affected, missing, error and each reason mean."))
 
 
 def _not_found(b: Builder) -> None:
-    b.pages.append(Page(("404.html",), "Page not found", "404.html", fixed_root=b.site.base_url))
+    b.page(Page(("404.html",), "Page not found", "404.html", fixed_root=b.site.base_url))
 
 
 def build(b: Builder) -> None:

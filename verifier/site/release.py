@@ -81,7 +81,7 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                "clears": clears, "severities": [s for s in site.kb.severities
                                                 if any(i["entry"].severity == s for i in table)],
                "schemes": sorted({item["entry"].scheme for item in table})}
-    b.pages.append(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
+    b.page(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
                         "release.html", context,
                         f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))
 

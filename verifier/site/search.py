@@ -86,4 +86,4 @@ def build(b: Builder) -> None:
     # the releases, as the front page's release form has them: a version typed in the search box leads to its page
     releases = [{"key": key, "name": view.engine.name, "versions": list(reversed(view.versions))}
                 for key, view in b.site.engines.items() if view.versions]
-    b.pages.append(Page(("search", "index.html"), "Search", "search.html", {"releases": releases}))
+    b.page(Page(("search", "index.html"), "Search", "search.html", {"releases": releases}))

@@ -130,7 +130,7 @@ def _page(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                "total": sum(len(s["rows"]) for s in sections), "files": len(surface.files),
                "max_help": MAX_HELP, "tag": view.ref(version), "PLAIN": PLAIN, "COMPUTED": COMPUTED}
     name = engine.name
-    b.pages.append(Page(("engines", key, version, "surface", "index.html"), f"{name} {version}: release surface",
+    b.page(Page(("engines", key, version, "surface", "index.html"), f"{name} {version}: release surface",
                         "surface.html", context,
                         f"Every flag, environment variable, metric and request field of {name} {version}, with its "
                         "default as the code writes it and its line."))

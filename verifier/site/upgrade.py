@@ -18,6 +18,7 @@ text a rename is paired by. The script then compares numbers and pairs renames b
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
@@ -158,7 +159,7 @@ def _page(b: Builder, key: str, view: EngineView, older: str, newer: str) -> Non
                "counts": result.counts() if result else None, "groups": groups, "biting": BITING,
                "missing": [v for v, s in ((older, a), (newer, z)) if s is None],
                "older_surface": a is not None, "newer_surface": z is not None}
-    b.pages.append(Page(("engines", key, upgrade_name(older, newer), "index.html"),
+    b.page(Page(("engines", key, upgrade_name(older, newer), "index.html"),
                         f"Upgrading {engine.name} from {older} to {newer}", "upgrade.html", context,
                         f"What changes from {engine.name} {older} to {newer}: flags, environment variables, metrics "
                         "and request fields, and the gotchas that start or stop biting."))
@@ -177,7 +178,7 @@ def _picker(b: Builder, key: str, view: EngineView, pages: list[tuple[str, str]]
                "default_from": versions[-2] if len(versions) > 1 else None, "default_to": versions[-1],
                "data": {"engine": key, "json": f"api/upgrade/{_q(key)}.json", "release": f"api/upgrade/{_q(key)}/",
                         "pages": [upgrade_name(*p) for p in pages]}}
-    b.pages.append(Page(("engines", key, "upgrade", "index.html"), f"Upgrading {view.engine.name}", "upgrades.html",
+    b.page(Page(("engines", key, "upgrade", "index.html"), f"Upgrading {view.engine.name}", "upgrades.html",
                         context, f"What changes when you upgrade {view.engine.name} from one release to another."))
 
 
@@ -208,8 +209,10 @@ def _body(item: Item, numbers: dict[str, _Numbers]) -> list:
             numbers["field"](field), numbers["help"](text_help)]
 
 
-def engine_json(site: Site, key: str, view: EngineView) -> tuple[dict, dict[str, dict]]:
-    """The engine's file (every item body once, the releases, the words) and each release's file."""
+def engine_json(site: Site, key: str, view: EngineView) -> tuple[dict, Iterator[tuple[str, dict]]]:
+    """The engine's file (every item body once, the releases, the words) and each release's file, (version,
+    data), made as the iterator is read: together they hold every entry's verdicts at every release, which the
+    build writes one release at a time."""
     numbers = {name: _Numbers() for name in ("default", "spelling", "field", "help")}
     surfaces = {v: surfaced(view, v) for v in view.versions}
     bodies: dict[str, list] = {}
@@ -224,9 +227,8 @@ def engine_json(site: Site, key: str, view: EngineView) -> tuple[dict, dict[str,
     order = sorted(bodies, key=lambda text: (bodies[text][0], bodies[text][1], text))  # diff's order
     index = {text: n for n, text in enumerate(order)}
     titles = {e.id: e.title for e in site.entries}
-    releases = {}
-    for version, surface in surfaces.items():
-        releases[version] = _release_json(site, key, view, version, surface, made, index, titles)
+    releases = ((version, _release_json(site, key, view, version, surface, made, index, titles))
+                for version, surface in surfaces.items())
     data = {
         "format": FORMAT, "engine": key, "name": view.engine.name, "versions": view.versions,
         "kinds": [[kind, *KIND_VIEWS[kind][:3]] for kind in KINDS],
@@ -284,6 +286,6 @@ def build(b: Builder) -> None:
         _picker(b, key, view, pages)
         data, releases = engine_json(site, key, view)
         b.add(("api", "upgrade", f"{key}.json"), _json(data))
-        for version, release in releases.items():
+        for version, release in releases:
             b.add(("api", "upgrade", key, f"{version}.json"), _json(release))
     _ROWS.clear()

@@ -4,7 +4,9 @@ and the one function that writes a file (`Builder._put`)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +20,8 @@ from .safe import _link, _q, _text, finalize, json_script
 
 #: The file that marks a folder as one `gotchas site` built: only such a folder is deleted to build it again.
 MARKER = ".gotchas-site"
+#: The staging folders `Builder._begin` makes (`tempfile.mkdtemp`'s names).
+_LEFT_OVER = re.compile(re.escape(MARKER) + r"\.[A-Za-z0-9_]+\.building")
 MARKER_TEXT = "Built by `gotchas site`, which deletes and rebuilds this folder.\n"
 #: The most bytes a template or an asset may hold (the largest, site.js, holds 45 KB).
 MAX_ASSET_BYTES = 4 * 1024 * 1024
@@ -59,56 +63,102 @@ def environment(templates: Path) -> jinja2.Environment:
 
 
 class Builder:
+    """Writes the site as it is made: each page is rendered and each file written when it is added, into a
+    folder of its own inside `out` (`_staging`), so that what the site holds in memory is what one page needs,
+    not the whole site. `write` puts the assets and the marker beside them, and only then replaces the earlier
+    site with them; a build that fails (a name from the data that would leave the folder, two files at one path,
+    a template that does not render) is `discard`ed and leaves an earlier site as it was."""
+
     def __init__(self, site: Site, templates: Path, assets: Path, out: Path) -> None:
         self.site = site
         self.out = Path(out)
         self.assets = Path(assets)
         self.env = environment(templates)
         self.env.get_template("layout.html")  # a missing layout stops the build before anything is deleted
-        self.pages: list[Page] = []
-        self.files: list[tuple[tuple[str, ...], str | bytes]] = []
+        self._asset_files = self._assets()  # and so does a link among the assets
+        self.pages: list[Page] = []  # every page written, in order (the sitemap lists them); contexts dropped
+        self.files: list[tuple[str, ...]] = []  # every other file written, by path
+        self._seen: set[str] = set()
+        self._staging: Path | None = None
+        self._made: list[Path] = []  # the folders `out` was made in (the last is `out`), deleted by `discard`
 
     entry_url = staticmethod(entry_url)
     release_url = staticmethod(release_url)
 
+    def page(self, page: Page) -> None:
+        """Render `page` and write it. Its context (a release page's holds every entry) is dropped once written."""
+        self._put(page.path, self._render(page))
+        page.context = {}
+        self.pages.append(page)
+
     def add(self, path: tuple[str, ...], data: str | bytes) -> None:
-        self.files.append((path, data))
+        self._put(path, data)
+        self.files.append(path)
 
     def render(self, template: str, **context) -> str:
         """A file that is no page (a feed, a badge, the sitemap) from its template."""
         return self.env.get_template(template).render(site=self.site, **context)
 
     def write(self) -> None:
-        """Every page and file into `out`. Every path is checked before anything is deleted, so a name from the
-        data that would leave the folder, or two files at one path, leave an earlier site as it was."""
-        outputs = [(page.path, self._render(page)) for page in self.pages] + self.files + self._assets()
-        seen: set[str] = set()
-        for path, _ in outputs:
-            relative = _relative(path)
-            inside(self.out, relative)
-            if relative in seen:
-                raise SiteError(f"two files of the site would be written at {relative!r}")
-            seen.add(relative)
-        self._empty_out()
-        self._put((MARKER,), MARKER_TEXT)
-        for path, data in outputs:
+        """The assets and the marker beside what was written, then the site in `out` in place of the earlier one
+        (`_empty_out` found it one the site built, or none)."""
+        for path, data in self._asset_files:
             self._put(path, data)
+        self._put((MARKER,), MARKER_TEXT)
+        staging = self._begin()
+        for item in sorted(os.scandir(self.out), key=lambda e: e.name):
+            if item.name in (staging.name, MARKER):  # the marker is renamed over: a kill meanwhile leaves one
+                continue
+            if item.is_dir(follow_symlinks=False):
+                shutil.rmtree(item.path)
+            else:
+                os.unlink(item.path)
+        for item in sorted(os.scandir(staging), key=lambda e: e.name):
+            os.rename(item.path, self.out / item.name)
+        os.rmdir(staging)
+        self._staging = None
+        self._made = []
+
+    def discard(self) -> None:
+        """After a failed build: what it wrote is deleted, and so are `out` and the folders above it that it
+        made; an earlier site in `out` is as it was."""
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._staging = None
+        for folder in reversed(self._made):
+            try:
+                folder.rmdir()
+            except OSError:  # something else was put there meanwhile: it stays
+                break
+        self._made = []
 
     def _render(self, page: Page) -> str:
         return self.env.get_template(page.template).render(
             page=page, root=page.root, site=self.site, title=page.title,
             description=page.description or page.title, **page.context)
 
+    def _begin(self) -> Path:
+        """The folder the site is written into until `write`: made inside `out` once `out` is found to be a
+        folder the site may replace (`_empty_out`), beside the earlier site, which stays until `write`."""
+        if self._staging is None:
+            self._empty_out()
+            self._staging = Path(tempfile.mkdtemp(prefix=f"{MARKER}.", suffix=".building", dir=self.out))
+        return self._staging
+
     def _empty_out(self) -> None:
-        """`out` as an empty folder: created, found empty, or emptied when the site built it (it holds MARKER).
-        Never a link, and never a folder that holds the KB or a git checkout, marker or not (a pull request
-        can add a file of that name to the repository)."""
+        """`out` as a folder the site may be written into: created, found empty, or one the site built (it holds
+        MARKER), whose files `write` replaces. Never a link, and never a folder that holds the KB or a git
+        checkout, marker or not (a pull request can add a file of that name to the repository)."""
         out = self.out
         if out.is_symlink():
             raise SiteError(f"{out} is a symbolic link; refusing to write through it: give --out a folder")
         if out.exists() and not out.is_dir():
             raise SiteError(f"{out} is not a folder; refusing to replace it: give another --out")
-        if out.is_dir() and any(out.iterdir()):
+        # A staging folder of a build that was killed (no exception to discard it) is the site's own: not counted
+        # as what `out` holds, and deleted once `out` is found to be a folder the site may write into.
+        left = [item for item in out.iterdir() if _LEFT_OVER.fullmatch(item.name) and item.is_dir()
+                and not item.is_symlink()] if out.is_dir() else []
+        if out.is_dir() and any(item not in left for item in out.iterdir()):
             kb = self.site.kb.root.resolve()
             if (out / ".git").exists() or out.resolve() in (kb, *kb.parents):
                 raise SiteError(f"{out} holds the knowledge base or a git checkout; refusing to delete it: "
@@ -117,17 +167,26 @@ class Builder:
             if marker.is_symlink() or not marker.is_file():
                 raise SiteError(f"{out} is not empty and was not built by `gotchas site` (it has no {MARKER}); "
                                 "refusing to delete it: give another --out, or empty the folder yourself")
-            shutil.rmtree(out)
+        for item in left:
+            shutil.rmtree(item)
+        missing = [folder for folder in (out, *out.parents) if not folder.exists()]
         out.mkdir(parents=True, exist_ok=True)
+        self._made = list(reversed(missing))
 
     def _put(self, path: tuple[str, ...], data: str | bytes) -> None:
-        """The one way the site writes a file: under `out` (see safety.inside), and never over a file or a link."""
-        target = inside(self.out, _relative(path))
+        """The one way the site writes a file: under the staging folder (see safety.inside), once per path, and
+        never over a file or a link."""
+        relative = _relative(path)
+        if relative in self._seen:
+            raise SiteError(f"two files of the site would be written at {relative!r}")
+        target = inside(self.out, relative)  # a name that would leave the folder is refused before anything is made
+        target = inside(self._begin(), relative)
+        self._seen.add(relative)
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             fd = open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # never over a file or through a link
         except FileExistsError:  # two names one file system does not tell apart (`A` and `a` on macOS)
-            raise SiteError(f"two files of the site would be written at {target}") from None
+            raise SiteError(f"two files of the site would be written at {self.out / relative}") from None
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
 
