@@ -281,19 +281,18 @@ def script_settings(text: str, where: str, env: dict[str, str], found_images: li
     base_line = int(where.rsplit(":", 1)[1]) if re.search(r":\d+$", where) else None
     shown = where.rsplit(":", 1)[0] if base_line is not None else where
     for number, line in logical_lines(text):
+        here = f"{shown}:{(base_line or 1) + number - 1 if base_line else number}"
         assignment = re.fullmatch(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s*", line)
         if assignment:
             try:
                 value = shlex.split(assignment.group(2))
             except ValueError:
                 value = []
-            known[assignment.group(1)] = expand(value[0] if value else "", known, budget,
-                                                f"{shown}:{(base_line or 1) + number - 1 if base_line else number}")
+            known[assignment.group(1)] = expand(value[0] if value else "", known, budget, here)
             continue
         if not _SERVE_HINT.search(line):
             continue
         line = re.sub(r"^\s*(?:\S*[$#]|>)\s+(?=\S)", "", line)  # a pasted shell prompt: `user@host:~$ `
-        here = f"{shown}:{(base_line or 1) + number - 1 if base_line else number}"
         for segment in re.split(r"\s(?:&&|\|\||;|\|)\s", line):
             if not _SERVE_HINT.search(segment):
                 continue

@@ -22,6 +22,7 @@ from ._versions import (
     from_specifier,
     read_toml,
     requirement_found,
+    starts_with_an_engine,
 )
 
 
@@ -71,13 +72,13 @@ class _Lines:
         return self._first[needles]
 
 
-def _names_an_engine(requirement: str, wanted: dict[str, str]) -> bool:
-    """Whether `requirement_found` could find an engine in it (its name, or a name it starts with when packaging
-    cannot read it): the others are not looked up at all."""
+def _engine_name(requirement: str, wanted: dict[str, str]) -> str | None:
+    """The name a requirement starts with, when `requirement_found` could find an engine in it (that name is
+    an engine's, or the text starts with one when packaging cannot read it); None for the others, which are not
+    looked up at all."""
     text = requirement.strip()
     name = re.split(r"[\s\[<>=!~;@(]", text, maxsplit=1)[0]
-    return canonicalize_name(name) in wanted or any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE)
-                                                    for p in wanted)
+    return name if canonicalize_name(name) in wanted or starts_with_an_engine(text, wanted) else None
 
 
 # --- pyproject.toml ----------------------------------------------------------------------------------------
@@ -99,9 +100,9 @@ def from_pyproject(path: Path, packages: dict[str, str], notes: list[str]) -> li
         return [v for v in value if isinstance(v, str)]
 
     def add(requirement: str, what: str) -> None:
-        if not _names_an_engine(requirement, wanted):
+        name = _engine_name(requirement, wanted)
+        if name is None:
             return
-        name = re.split(r"[\s\[<>=!~;@(]", requirement.strip(), maxsplit=1)[0]
         line = lines.quoted(requirement) or lines.first(name)
         item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)
         if item is not None:
@@ -214,7 +215,7 @@ def from_setup_cfg(path: Path, packages: dict[str, str], notes: list[str]) -> li
         values += [parser.get("options.extras_require", k) for k in parser.options("options.extras_require")]
     for value in values:
         for requirement in (r.strip() for r in value.splitlines()):
-            if not requirement or requirement.startswith("#") or not _names_an_engine(requirement, wanted):
+            if not requirement or requirement.startswith("#") or _engine_name(requirement, wanted) is None:
                 continue
             line = lines.alone(requirement)
             item = requirement_found(requirement, f"{path}:{line}", path, line, wanted, notes)

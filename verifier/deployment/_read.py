@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from ..errors import EXIT_ERROR, EXIT_USAGE, GotchasError
-from ..safety import read_fd
+from ..safety import PathError, read_fd, read_regular
 
 MAX_FILE_BYTES = 16 << 20
 
@@ -21,22 +21,15 @@ class EnvironmentFailed(GotchasError, exit_code=EXIT_ERROR):
 
 
 def read_head(path: Path, limit: int) -> bytes:
-    """The first `limit` bytes (or fewer) of a regular file, never through a link and never blocking: what a
-    folder's file is sniffed by before it is read. DeploymentError for anything else (a FIFO, a device, a file
-    that cannot be opened)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    """The first `limit` bytes (or fewer) of a regular file, never through a link and never blocking
+    (`safety.read_regular`): what a folder's file is sniffed by before it is read. DeploymentError for anything
+    else (a FIFO, a device, a file that cannot be opened)."""
     try:
-        fd = os.open(path, flags)
+        return read_regular(path, limit)[:limit]
+    except PathError as exc:
+        raise DeploymentError(str(exc)) from None  # `path` is not a regular file; only those are read
     except OSError as exc:
         raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise DeploymentError(f"{path}: not a regular file (a folder, a FIFO or a device); not read")
-        return read_fd(fd, limit)[:limit]
-    except OSError as exc:
-        raise DeploymentError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
 
 
 def _read_text(path: Path) -> str:

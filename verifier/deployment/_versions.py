@@ -173,14 +173,16 @@ class _PipOptions(optparse.OptionParser):
     exit = error  # type: ignore[assignment]
 
 
+_PIP_OPTIONS = _PipOptions()  # made once: each line is parsed into fresh default values
+
+
 def _options(text: str) -> tuple[str, optparse.Values]:
     """(the requirement, the options) of a logical line, split as pip splits it: the words before the first one
     that starts with `-` are the requirement (markers would not survive shlex), the rest are options. ValueError
     when pip would refuse the options."""
     words = text.split(" ")
     first = next((i for i, word in enumerate(words) if word.startswith("-")), len(words))
-    parser = _PipOptions()
-    options, _ = parser.parse_args(shlex.split(" ".join(words[first:])), parser.get_default_values())
+    options, _ = _PIP_OPTIONS.parse_args(shlex.split(" ".join(words[first:])), _PIP_OPTIONS.get_default_values())
     return " ".join(words[:first]), options
 
 
@@ -218,7 +220,8 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
                 if len(included) > 1:
                     notes.append(f"{where}: pip reads only the first file a line names ({included[0]}); "
                                  f"{', '.join(included[1:])} not read")
-                if os.path.realpath(target) in seen:
+                real = os.path.realpath(target)
+                if real in seen:
                     continue
                 if len(seen) >= MAX_REQUIREMENT_FILES:
                     raise DeploymentError(f"{where}: includes more than {MAX_REQUIREMENT_FILES} requirement files "
@@ -226,7 +229,7 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
                 if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", included[0]):
                     raise DeploymentError(f"{where}: includes {included[0]}, a URL, which audit does not fetch; "
                                           "give the file itself")
-                seen.add(os.path.realpath(target))
+                seen.add(real)
                 try:
                     stack.append((target, _logical_lines(_read_text(target))))
                 except DeploymentError as exc:
@@ -241,6 +244,11 @@ def _requirements(path: Path, packages: dict[str, str], notes: list[str], seen: 
     return found
 
 
+def starts_with_an_engine(text: str, wanted: dict[str, str]) -> bool:
+    """Whether `text`, a requirement packaging cannot read, starts with an engine's package name."""
+    return any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE) for p in wanted)
+
+
 def requirement_found(text: str, where: str, path: Path, line: int, wanted: dict[str, str],
                       notes: list[str]) -> Installed | None:
     """The engine a PEP 508 requirement string names, pinned or as a range (every tracked release in it); None
@@ -250,7 +258,7 @@ def requirement_found(text: str, where: str, path: Path, line: int, wanted: dict
     try:
         requirement = Requirement(text)
     except InvalidRequirement as exc:
-        if any(re.match(rf"^{re.escape(p)}\b", text, re.IGNORECASE) for p in wanted):
+        if starts_with_an_engine(text, wanted):
             raise DeploymentError(f"{where}: cannot read the requirement {text!r}: {exc}") from None
         return None
     engine = wanted.get(canonicalize_name(requirement.name))
