@@ -216,4 +216,4 @@ def build(b: Builder) -> None:
         }
         b.add(("entries", entry.id, "evidence.json"), _json(evidence_json(site, entry)))
         b.page(Page(("entries", entry.id, "index.html"), entry.title, "entry.html", context,
-                            entry.sections.get("Symptom", entry.title)[:300]))
+                    entry.sections.get("Symptom", entry.title)[:300]))

@@ -81,5 +81,5 @@ def build(b: Builder) -> None:
                    "severities": severities, "schemes": schemes, "legend": legend}
         name = view.engine.name
         b.page(Page(("engines", key, "matrix", "index.html"), f"{name}: every gotcha at every release",
-                            "matrix.html", context,
-                            f"Which gotchas bite each {name} release: every entry at every release, in one table."))
+                    "matrix.html", context,
+                    f"Which gotchas bite each {name} release: every entry at every release, in one table."))

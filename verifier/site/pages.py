@@ -45,9 +45,9 @@ def _index(b: Builder) -> None:
     engines = [(key, view.engine.name) for key, view in site.engines.items()
                if any(key in e.engines for e in site.entries)]
     b.page(Page(("index.html",), "Gotchas of LLM serving engines", "index.html",
-                        {"releases": releases, "engines": engines, "rows": rows, "status_options": statuses,
-                         "concepts": concepts, "schemes": schemes},
-                        "Operational gotchas of vLLM and SGLang, verified against every release."))
+                {"releases": releases, "engines": engines, "rows": rows, "status_options": statuses,
+                 "concepts": concepts, "schemes": schemes},
+                "Operational gotchas of vLLM and SGLang, verified against every release."))
 
 
 def _vocabulary(b: Builder) -> None:
@@ -58,8 +58,8 @@ def _vocabulary(b: Builder) -> None:
             members = [e for e in site.entries if (term in e.concepts if attr == "concepts" else e.scheme == term)]
             items.append({"term": term, "description": description, "count": len(members)})
             b.page(Page((kind, term, "index.html"), f"{kind[:-1].capitalize()} {term}", "term.html",
-                                {"kind": kind[:-1].capitalize(), "term": term, "lead": description,
-                                 "rows": entry_rows(site, members)}, description))
+                        {"kind": kind[:-1].capitalize(), "term": term, "lead": description,
+                         "rows": entry_rows(site, members)}, description))
         b.page(Page((kind, "index.html"), kind.capitalize(), "terms.html", {"items": items}))
 
 
@@ -76,16 +76,16 @@ def _engines(b: Builder) -> None:
             release.build(b, key, view, version, versions[i - 1] if i else None,
                           versions[i + 1] if i + 1 < len(versions) else None)
         b.page(Page(("engines", key, "index.html"), f"{view.engine.name} releases", "releases.html",
-                            {"key": key, "engine": view.engine, "rows": list(reversed(rows))}))
+                    {"key": key, "engine": view.engine, "rows": list(reversed(rows))}))
         overview.append({"key": key, "name": view.engine.name, "count": len(versions), "latest": view.latest})
     b.page(Page(("engines", "index.html"), "Engines", "engines.html", {"engines": overview}))
 
 
 def _legend(b: Builder) -> None:
     b.page(Page(("legend", "index.html"), "What the statuses mean", "legend.html",
-                        {"statuses": words.STATUS_TERMS, "verdicts": words.VERDICT_TERMS,
-                         "reasons": words.REASON_TERMS},
-                        "What holds, unverified, changed, not affected, missing, error and each reason mean."))
+                {"statuses": words.STATUS_TERMS, "verdicts": words.VERDICT_TERMS,
+                 "reasons": words.REASON_TERMS},
+                "What holds, unverified, changed, not affected, missing, error and each reason mean."))
 
 
 def _not_found(b: Builder) -> None:

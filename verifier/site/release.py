@@ -82,8 +82,8 @@ def build(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                                                 if any(i["entry"].severity == s for i in table)],
                "schemes": sorted({item["entry"].scheme for item in table})}
     b.page(Page(("engines", key, version, "index.html"), f"Gotchas in {view.engine.name} {version}",
-                        "release.html", context,
-                        f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))
+                "release.html", context,
+                f"Which gotchas bite {view.engine.name} {version}, and what to do about each."))
 
 
 def tree_url(engine, commit: str | None) -> str | None:

@@ -131,6 +131,6 @@ def _page(b: Builder, key: str, view: EngineView, version: str, previous: str | 
                "max_help": MAX_HELP, "tag": view.ref(version), "PLAIN": PLAIN, "COMPUTED": COMPUTED}
     name = engine.name
     b.page(Page(("engines", key, version, "surface", "index.html"), f"{name} {version}: release surface",
-                        "surface.html", context,
-                        f"Every flag, environment variable, metric and request field of {name} {version}, with its "
-                        "default as the code writes it and its line."))
+                "surface.html", context,
+                f"Every flag, environment variable, metric and request field of {name} {version}, with its "
+                "default as the code writes it and its line."))

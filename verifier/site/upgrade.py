@@ -160,9 +160,9 @@ def _page(b: Builder, key: str, view: EngineView, older: str, newer: str) -> Non
                "missing": [v for v, s in ((older, a), (newer, z)) if s is None],
                "older_surface": a is not None, "newer_surface": z is not None}
     b.page(Page(("engines", key, upgrade_name(older, newer), "index.html"),
-                        f"Upgrading {engine.name} from {older} to {newer}", "upgrade.html", context,
-                        f"What changes from {engine.name} {older} to {newer}: flags, environment variables, metrics "
-                        "and request fields, and the gotchas that start or stop biting."))
+                f"Upgrading {engine.name} from {older} to {newer}", "upgrade.html", context,
+                f"What changes from {engine.name} {older} to {newer}: flags, environment variables, metrics "
+                "and request fields, and the gotchas that start or stop biting."))
 
 
 def _picker(b: Builder, key: str, view: EngineView, pages: list[tuple[str, str]]) -> None:
@@ -179,7 +179,7 @@ def _picker(b: Builder, key: str, view: EngineView, pages: list[tuple[str, str]]
                "data": {"engine": key, "json": f"api/upgrade/{_q(key)}.json", "release": f"api/upgrade/{_q(key)}/",
                         "pages": [upgrade_name(*p) for p in pages]}}
     b.page(Page(("engines", key, "upgrade", "index.html"), f"Upgrading {view.engine.name}", "upgrades.html",
-                        context, f"What changes when you upgrade {view.engine.name} from one release to another."))
+                context, f"What changes when you upgrade {view.engine.name} from one release to another."))
 
 
 # --- the JSON the picker reads -------------------------------------------------------------------------------
