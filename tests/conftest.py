@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import platformdirs
@@ -181,6 +182,11 @@ def serve_index(monkeypatch, tmp_path, releases: dict[str, bytes]):
             yield server
 
     return served()
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a child Python that imports what this one does (the checkout's `verifier` first)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def run_cli(capsys, *argv) -> tuple[int, str, str]:

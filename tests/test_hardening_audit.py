@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from verifier import deployment
 from verifier.deployment import _llama_logs, _versions
 
+from .conftest import child_env
 from .test_audit_inputs import read, versions
 
 PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
@@ -30,9 +31,8 @@ PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
 
 def within(seconds: float, script: str) -> str:
     """`script` run in a child Python, which must end within `seconds`; its standard output."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONDONTWRITEBYTECODE": "1"}
     try:
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=child_env(), capture_output=True,
                               text=True, timeout=seconds)
     except subprocess.TimeoutExpired:
         pytest.fail(f"not done within {seconds} s")

@@ -22,6 +22,8 @@ from verifier.ledger import folder as _folder
 from verifier.sources.archive import store as _store
 from verifier.sources.archive.members import Members
 
+from .conftest import child_env
+
 #: A ledger whose file is some 3 KB, where the empty one is 60 bytes: a write of it hits a 1 KiB file-size limit.
 BIG = "EngineLedger('vllm', {'0.1.0': ReleaseRecord(date='2024-01-01', source='pypi:' + 'x' * 3000)})"
 
@@ -41,8 +43,7 @@ def limited_child(script: str, limit: int, *, killed: bool = False) -> subproces
     code = textwrap.dedent(script)
     if killed:  # Python ignores SIGXFSZ from its start (a write past the limit is EFBIG); this child does not
         code = "import signal; signal.signal(signal.SIGXFSZ, signal.SIG_DFL)\n" + code
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True,
                           timeout=60, preexec_fn=limit_files)  # noqa: PLW1509 (the child starts no thread first)
 
 
